@@ -1,0 +1,39 @@
+"""purgatory: a hierarchical timing wheel and a generic delayed-operation purgatory.
+
+Knows nothing about Kafka: use it for any keyed wait (long polls, acks, leases, visibility
+timeouts). Everything here is synchronous and single-threaded; time is an integer passed in.
+Real-time drivers live in :mod:`purgatory.trio_reaper` and :mod:`purgatory.asyncio_reaper`.
+"""
+
+from purgatory.delayed_operation import DelayedOperation
+from purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
+from purgatory.errors import (
+    AlreadyScheduledError,
+    ClockWentBackwardsError,
+    InvalidDeadlineError,
+    InvalidKeysError,
+    InvalidTickError,
+    InvalidTimeoutError,
+    OperationAlreadyWatchedError,
+    PurgatoryError,
+    PurgatoryShutdownError,
+    ReentrantAdvanceError,
+)
+from purgatory.timing_wheel import TimerTask, TimingWheel
+
+__all__ = [
+    "AlreadyScheduledError",
+    "ClockWentBackwardsError",
+    "DelayedOperation",
+    "DelayedOperationPurgatory",
+    "InvalidDeadlineError",
+    "InvalidKeysError",
+    "InvalidTickError",
+    "InvalidTimeoutError",
+    "OperationAlreadyWatchedError",
+    "PurgatoryError",
+    "PurgatoryShutdownError",
+    "ReentrantAdvanceError",
+    "TimerTask",
+    "TimingWheel",
+]

@@ -1,0 +1,119 @@
+"""DelayedOperation: an operation that completes when a condition holds or its timeout passes.
+
+The completion protocol (as in Kafka's ``DelayedOperation``):
+
+* :meth:`~DelayedOperation.try_complete` checks the condition and, when it holds, calls
+  :meth:`~DelayedOperation.force_complete`; otherwise it returns False and changes nothing.
+* :meth:`~DelayedOperation.force_complete` completes the operation **exactly once**: the first
+  caller wins, cancels the timer entry and runs :meth:`~DelayedOperation.on_complete`; every
+  later call returns False.
+* Expiry (the timer firing) is "if force_complete() succeeds, run on_expiration()", so
+  ``on_complete`` always runs before ``on_expiration`` and never twice. :attr:`is_expired` is
+  already True while ``on_complete`` runs for an expiry, so ``on_complete`` can tell the two
+  cases apart.
+
+Completion and expiry of one operation are serialised by construction: everything runs on one
+thread, and the completed flag is set before any callback runs, so a callback that re-enters
+the purgatory sees the operation as done.
+"""
+
+from __future__ import annotations
+
+from purgatory.errors import InvalidTimeoutError
+from purgatory.timing_wheel import TimerTask
+
+__all__ = ["DelayedOperation"]
+
+
+class DelayedOperation(TimerTask):
+    """Base class of the operations a :class:`~purgatory.DelayedOperationPurgatory` holds.
+
+    Subclasses implement :meth:`try_complete` and :meth:`on_complete`, and may override
+    :meth:`on_expiration`. ``timeout`` is in the purgatory's time units (>= 0); the deadline is
+    fixed when the purgatory starts watching the operation.
+    """
+
+    __slots__ = ("_cancelled", "_done", "_expired", "_watched", "timeout")
+
+    def __init__(self, timeout: int) -> None:
+        super().__init__()
+        if type(timeout) is not int or timeout < 0:
+            raise InvalidTimeoutError(
+                f"timeout must be a non-negative int (time units), got {timeout!r}"
+            )
+        self.timeout = timeout
+        self._done = False  # completed (by any path) or cancelled: nothing more will happen
+        self._expired = False
+        self._cancelled = False
+        self._watched = False  # set once a purgatory watches it; an operation is watched once
+
+    # -- the subclass's part ----------------------------------------------------------------
+
+    def try_complete(self) -> bool:
+        """Check whether the operation can complete; if so ``return self.force_complete()``.
+
+        Must return False without side effects when the condition does not hold yet.
+        """
+        raise NotImplementedError
+
+    def on_complete(self) -> None:
+        """The operation's completion logic; runs exactly once (satisfied, forced or expired)."""
+        raise NotImplementedError
+
+    def on_expiration(self) -> None:
+        """Runs after :meth:`on_complete` when the operation completed because it expired."""
+
+    # -- the protocol -----------------------------------------------------------------------
+
+    def force_complete(self) -> bool:
+        """Complete now unless already completed. Returns True only for the call that completed.
+
+        Cancels the timer entry before running :meth:`on_complete`. If ``on_complete`` raises,
+        the operation still counts as completed and the error propagates.
+        """
+        if self._done:
+            return False
+        self._done = True
+        self.cancel()
+        self.on_complete()
+        return True
+
+    def run(self) -> None:
+        """Timer expiry: force completion, and if that succeeded run :meth:`on_expiration`."""
+        if self._done:
+            return
+        self._expired = True
+        if self.force_complete():
+            self.on_expiration()
+
+    @property
+    def is_completed(self) -> bool:
+        """True once the operation has completed, by satisfaction, forcing or expiry."""
+        return self._done and not self._cancelled
+
+    @property
+    def is_expired(self) -> bool:
+        """True if the operation completed because its timeout passed."""
+        return self._expired
+
+    @property
+    def is_cancelled(self) -> bool:
+        """True if the purgatory dropped the operation without completing it."""
+        return self._cancelled
+
+    def _cancel_without_completing(self) -> None:
+        """Drop the operation: no completion will ever run (``cancel_for_key``, ``shutdown``)."""
+        self._done = True
+        self._cancelled = True
+        self.cancel()
+
+    def __repr__(self) -> str:
+        if self.is_cancelled:
+            state = "cancelled"
+        elif self._expired:
+            state = "expired"
+        elif self._done:
+            state = "completed"
+        else:
+            state = "pending"
+        return f"<{type(self).__name__} timeout={self.timeout} {state}>"

@@ -1,0 +1,47 @@
+"""Exceptions raised for bad arguments to the purgatory library.
+
+Every exception is a :class:`PurgatoryError` and also derives from the built-in exception a
+caller would expect (``ValueError``, ``TypeError`` or ``RuntimeError``), so both
+``except PurgatoryError`` and ``except ValueError`` work. Messages say what was wrong and what
+is allowed.
+"""
+
+
+class PurgatoryError(Exception):
+    """Base class of every exception the purgatory library raises on purpose."""
+
+
+class InvalidTickError(PurgatoryError, ValueError):
+    """A timing wheel was given a tick size that is not a positive integer."""
+
+
+class InvalidDeadlineError(PurgatoryError, TypeError):
+    """A deadline or time value is not an integer."""
+
+
+class ClockWentBackwardsError(PurgatoryError, ValueError):
+    """``advance(now)`` was called with a time earlier than the wheel's current time."""
+
+
+class AlreadyScheduledError(PurgatoryError, RuntimeError):
+    """A task that is already scheduled was added to a timing wheel again."""
+
+
+class ReentrantAdvanceError(PurgatoryError, RuntimeError):
+    """A timer callback called ``advance`` on the wheel that is running it."""
+
+
+class InvalidTimeoutError(PurgatoryError, ValueError):
+    """A delayed operation was given a timeout that is not a non-negative integer."""
+
+
+class InvalidKeysError(PurgatoryError, ValueError):
+    """``try_complete_else_watch`` was given no keys, a string as keys, or an unhashable key."""
+
+
+class OperationAlreadyWatchedError(PurgatoryError, ValueError):
+    """The same delayed operation was passed to ``try_complete_else_watch`` twice."""
+
+
+class PurgatoryShutdownError(PurgatoryError, RuntimeError):
+    """An operation was submitted to a purgatory after ``shutdown()``."""
