@@ -41,6 +41,7 @@ _MASK = _SLOTS - 1
 _DUE = -1  # level number of the slot holding tasks that are due
 
 _by_deadline = attrgetter("deadline")
+_new_task = object.__new__  # allocates a task without calling its __init__
 
 
 class TimerTask:
@@ -85,13 +86,14 @@ class TimerTask:
 
 
 class _CallbackTask(TimerTask):
-    """A task that calls a plain callback; what :meth:`TimingWheel.schedule` returns."""
+    """A task that calls a plain callback; what :meth:`TimingWheel.schedule` returns.
+
+    Only :meth:`TimingWheel.schedule` creates these, without running ``__init__`` (see there).
+    """
 
     __slots__ = ("callback",)
 
-    def __init__(self, callback: Callable[[], object]) -> None:
-        super().__init__()
-        self.callback = callback
+    callback: Callable[[], object]
 
     def run(self) -> None:
         self.callback()
@@ -103,7 +105,7 @@ class _Slot(dict[TimerTask, None]):
     __slots__ = ("clear_mask", "level", "wheel")
 
     def __init__(self, wheel: TimingWheel, level: int, index: int) -> None:
-        super().__init__()
+        # No super().__init__(): dict.__new__ already made the slot an empty dict.
         self.wheel = wheel
         self.level = level
         self.clear_mask = ~(1 << index)
@@ -113,8 +115,10 @@ class TimingWheel:
     """Hierarchical timing wheel: schedule, cancel, re-arm and fire tasks by integer deadline.
 
     ``tick`` is the size of one tick in time units (a positive int); ``start`` is the initial
-    time. Costs: schedule O(1) (O(levels) to pick the level), cancel O(1), ``advance`` O(1) per
-    slot processed plus O(1) per task fired or cascaded (a task cascades at most once per level),
+    time (a non-negative int; deadlines may be any int, those in the past are due at once).
+
+    Costs: schedule O(1) (O(levels) to pick the level), cancel O(1), ``advance`` O(1) per slot
+    processed plus O(1) per task fired or cascaded (a task cascades at most once per level),
     ``next_deadline`` O(1) when the earliest task is within 64 ticks, else O(tasks in that
     one slot).
 
@@ -143,6 +147,8 @@ class TimingWheel:
                 f"tick must be a positive integer number of time units, got {tick!r}"
             )
         _check_time("start", start)
+        if start < 0:
+            raise InvalidDeadlineError(f"start must be a non-negative time, got {start}")
         self.tick = tick
         self._now = start
         self._elapsed = start // tick  # index of the last tick processed
@@ -174,8 +180,11 @@ class TimingWheel:
 
         A deadline at or before the current time fires on the next :meth:`advance`.
         """
-        task = _CallbackTask(callback)
-        self.add(task, deadline)
+        # The hottest path of the wheel: the task is allocated without running __init__ (a
+        # Python call less); _insert sets the TimerTask fields, here the callback is set.
+        task = _new_task(_CallbackTask)
+        task.callback = callback
+        self._insert(task, deadline)
         return task
 
     def add(self, task: TimerTask, deadline: int) -> None:
@@ -189,11 +198,17 @@ class TimingWheel:
                 f"{task!r} is already scheduled (deadline {task.deadline}); "
                 "cancel it first or use reschedule()"
             )
+        self._insert(task, deadline)
+
+    def _insert(self, task: TimerTask, deadline: int) -> None:
+        """:meth:`add` for a task known not to be scheduled; sets its deadline and slot."""
         if type(deadline) is not int:
             _check_time("deadline", deadline)
         task.deadline = deadline
         self._size += 1
-        self._place(task, -(-deadline // self.tick))
+        tick = self.tick
+        # The task's tick index is ceil(deadline / tick); no division for the usual tick of 1.
+        self._place(task, deadline if tick == 1 else -(-deadline // tick))
         if self._wakeup is not None and deadline < self._wake_before:
             wakeup, self._wakeup = self._wakeup, None
             wakeup()
@@ -220,10 +235,12 @@ class TimingWheel:
             self._due_unsorted = True
         else:
             level = ((t ^ elapsed).bit_length() - 1) // _BITS
-            if level >= len(self._levels):
-                self._add_levels(level)
             index = (t >> (level * _BITS)) & _MASK
-            slot = self._levels[level][index]
+            try:
+                slot = self._levels[level][index]
+            except IndexError:  # the first task this far ahead: create the missing levels
+                self._add_levels(level)
+                slot = self._levels[level][index]
             if not slot:
                 self._occupied[level] |= 1 << index
         slot[task] = None

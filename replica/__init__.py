@@ -1,1 +1,78 @@
-"""replica package."""
+"""replica: a broker's partitions, logs, replication and the Produce/Fetch purgatories.
+
+The public entry point is :class:`ReplicaManager`; layers above (``coordinator``, ``apis``)
+use only its methods and the value types re-exported here.
+"""
+
+from replica.config import BrokerConfig
+from replica.delayed_fetch import DelayedFetch
+from replica.delayed_produce import DelayedProduce
+from replica.errors import Errors
+from replica.exceptions import (
+    ApiError,
+    InvalidConfigError,
+    ReplicaArgumentError,
+    ReplicaError,
+    UnexpectedAppendOffsetError,
+)
+from replica.log import Log, LogSegment
+from replica.partition import Partition
+from replica.records import NO_TIMESTAMP, Record, RecordBatch
+from replica.replica import Replica
+from replica.replica_fetcher import InitialFetchState, ReplicaFetcher, ReplicaFetchRequest
+from replica.replica_manager import ReplicaManager
+from replica.types import (
+    CONSUMER_REPLICA_ID,
+    GROUP_METADATA_TOPIC_NAME,
+    INTERNAL_TOPICS,
+    UNKNOWN_OFFSET,
+    FetchDataInfo,
+    FetchIsolation,
+    FetchParams,
+    FetchPartitionData,
+    IsolationLevel,
+    LogOffsetMetadata,
+    LogReadResult,
+    PartitionFetchInfo,
+    PartitionResponse,
+    PartitionState,
+    TopicPartition,
+)
+
+__all__ = [
+    "CONSUMER_REPLICA_ID",
+    "GROUP_METADATA_TOPIC_NAME",
+    "INTERNAL_TOPICS",
+    "NO_TIMESTAMP",
+    "UNKNOWN_OFFSET",
+    "ApiError",
+    "BrokerConfig",
+    "DelayedFetch",
+    "DelayedProduce",
+    "Errors",
+    "FetchDataInfo",
+    "FetchIsolation",
+    "FetchParams",
+    "FetchPartitionData",
+    "InitialFetchState",
+    "InvalidConfigError",
+    "IsolationLevel",
+    "Log",
+    "LogOffsetMetadata",
+    "LogReadResult",
+    "LogSegment",
+    "Partition",
+    "PartitionFetchInfo",
+    "PartitionResponse",
+    "PartitionState",
+    "Record",
+    "RecordBatch",
+    "Replica",
+    "ReplicaArgumentError",
+    "ReplicaError",
+    "ReplicaFetchRequest",
+    "ReplicaFetcher",
+    "ReplicaManager",
+    "TopicPartition",
+    "UnexpectedAppendOffsetError",
+]

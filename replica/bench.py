@@ -1,0 +1,142 @@
+"""Benchmarks of the replica layer, each against a baseline measured in the same run.
+
+``python -m replica.bench [--requests N] [--batch B] [--rounds R] [--json]``
+
+* ``replication``: produce requests of ``B`` records spread over 8 partitions led by 3 brokers
+  (a :class:`~replica.testing.DirectCluster`; followers fetch by direct calls after every 8
+  requests), with acks=-1 and, as the baseline, acks=1 (the same appends and follower
+  fetches without waiting for replication). Reports records per CPU-second for both and
+  ``acks_all_cost_ratio`` = CPU per record with acks=-1 / with acks=1.
+* ``log_read``: reads at random offsets in a log of 1,000 batches (the baseline) and in one of
+  100,000 batches; ``read_cost_ratio`` = CPU per read in the large log / in the small one
+  (offset lookups are binary searches, so it stays near 1; a linear scan would be ~100).
+
+Costs are process CPU time; the best of ``R`` interleaved rounds is kept (the least disturbed
+by other load). Tests only check that the benchmarks run, never their numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections.abc import Callable
+
+from replica.config import BrokerConfig
+from replica.log import Log
+from replica.records import Record
+from replica.testing import DirectCluster
+from replica.types import FetchIsolation, PartitionResponse, TopicPartition
+
+__all__ = ["log_read", "replication"]
+
+_PARTITIONS = 8
+
+
+def _replication_run(requests: int, batch: int, acks: int) -> tuple[float, int]:
+    """CPU seconds to push ``requests`` produce requests; and how many were answered."""
+    cluster = DirectCluster((0, 1, 2), BrokerConfig())
+    partitions = [TopicPartition("bench", p) for p in range(_PARTITIONS)]
+    for tp in partitions:
+        cluster.elect(tp, leader=tp.partition % 3)
+    cluster.pump()
+    answered = 0
+
+    def on_response(_response: dict[TopicPartition, PartitionResponse]) -> None:
+        nonlocal answered
+        answered += 1
+
+    records = [Record(None, b"x" * 100, 0) for _ in range(batch)]
+    start = time.process_time()
+    for i in range(requests):
+        tp = partitions[i % _PARTITIONS]
+        cluster.brokers[tp.partition % 3].append_messages(30_000, acks, {tp: records}, on_response)
+        if i % _PARTITIONS == _PARTITIONS - 1:
+            cluster.pump()
+            cluster.advance(1)
+    cluster.pump()
+    return time.process_time() - start, answered
+
+
+def replication(requests: int = 4000, batch: int = 10, rounds: int = 3) -> dict[str, float]:
+    """Records per CPU-second with acks=-1 and acks=1, and the cost ratio (see module doc).
+
+    Raises:
+        RuntimeError: a produce request was left unanswered (a bug, not a slow machine).
+    """
+    best = {-1: float("inf"), 1: float("inf")}
+    for _ in range(rounds):
+        for acks in (-1, 1):
+            seconds, answered = _replication_run(requests, batch, acks)
+            if answered != requests:
+                raise RuntimeError(f"acks={acks}: {answered} of {requests} requests answered")
+            best[acks] = min(best[acks], seconds)
+    records = requests * batch
+    return {
+        "records": records,
+        "acks_all_records_per_cpu_second": records / best[-1],
+        "acks_one_records_per_cpu_second": records / best[1],
+        "acks_all_cost_ratio": best[-1] / best[1],
+    }
+
+
+def _filled_log(batches: int) -> Log:
+    log = Log(TopicPartition("bench", 0), segment_bytes=1 << 20, max_message_bytes=1 << 20)
+    records = [Record(None, b"x" * 100, 0) for _ in range(4)]
+    for _ in range(batches):
+        log.append_as_leader(records, 0)
+    return log
+
+
+def _read_cost(log: Log, reads: int, rng: random.Random) -> float:
+    offsets = [rng.randrange(log.log_end_offset) for _ in range(reads)]
+    read: Callable[[int, int, FetchIsolation, bool], object] = log.read
+    start = time.process_time()
+    for offset in offsets:
+        read(offset, 4096, FetchIsolation.LOG_END, True)
+    return (time.process_time() - start) / reads
+
+
+def log_read(
+    small: int = 1000, large: int = 100_000, reads: int = 20_000, rounds: int = 3, seed: int = 1
+) -> dict[str, float]:
+    """CPU per read at random offsets in a small and a large log, and their ratio."""
+    rng = random.Random(seed)
+    logs = {small: _filled_log(small), large: _filled_log(large)}
+    best = {small: float("inf"), large: float("inf")}
+    for _ in range(rounds):
+        for size, log in logs.items():
+            best[size] = min(best[size], _read_cost(log, reads, rng))
+    return {
+        "small_log_batches": small,
+        "large_log_batches": large,
+        "small_log_us_per_read": best[small] * 1e6,
+        "large_log_us_per_read": best[large] * 1e6,
+        "read_cost_ratio": best[large] / best[small],
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m replica.bench", description=__doc__)
+    parser.add_argument("--requests", type=int, default=4000, help="produce requests per run")
+    parser.add_argument("--batch", type=int, default=10, help="records per produce request")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (best kept)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per benchmark")
+    args = parser.parse_args(argv)
+    results = {
+        "replication": replication(args.requests, args.batch, args.rounds),
+        "log_read": log_read(rounds=args.rounds),
+    }
+    for name, result in results.items():
+        if args.json:
+            print(json.dumps({"benchmark": name, **result}, sort_keys=True))
+        else:
+            print(name)
+            for key, value in result.items():
+                shown = f"{value:,.2f}" if isinstance(value, float) else str(value)
+                print(f"  {key:34} {shown}")
+
+
+if __name__ == "__main__":
+    main()

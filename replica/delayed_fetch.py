@@ -1,0 +1,105 @@
+"""DelayedFetch: a fetch long-polling until enough bytes are available or its wait ends.
+
+Completion conditions (Kafka's ``DelayedFetch.tryComplete``), checked per partition against
+where the fetch may read to (the log end offset for a follower, the high watermark for a
+consumer):
+
+* this broker is no longer the leader, the partition is unknown, or the fetch's leader epoch
+  is fenced/unknown: complete (the read then reports the error);
+* the fetch position and the end offset are on different segments (the end moved to a newer
+  segment, or the log was truncated below the fetch position): complete;
+* otherwise the available bytes, ``min(end position - fetch position, partition max_bytes)``,
+  are summed over partitions; complete when the sum reaches ``min_bytes``.
+
+On completion (satisfied, forced or expired) the data is read again *then* and handed to the
+response callback: the nested callback of the refactoring design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from purgatory import DelayedOperation
+from replica.exceptions import ApiError
+from replica.types import (
+    FetchParams,
+    FetchPartitionData,
+    LogOffsetMetadata,
+    PartitionFetchInfo,
+    TopicPartition,
+)
+
+if TYPE_CHECKING:
+    from replica.replica_manager import ReplicaManager
+
+
+@attrs.define(frozen=True)
+class FetchPartitionStatus:
+    """One partition of a delayed fetch: the fetch offset's position and the request."""
+
+    start_offset_metadata: LogOffsetMetadata
+    fetch_info: PartitionFetchInfo
+
+
+class DelayedFetch(DelayedOperation):
+    """Waits (``params.max_wait_ms``) until ``params.min_bytes`` can be read."""
+
+    __slots__ = ("_fetch_status", "_params", "_replica_manager", "_response_callback")
+
+    def __init__(
+        self,
+        delay_ms: int,
+        params: FetchParams,
+        fetch_status: dict[TopicPartition, FetchPartitionStatus],
+        replica_manager: ReplicaManager,
+        response_callback: Callable[[dict[TopicPartition, FetchPartitionData]], None],
+    ) -> None:
+        super().__init__(delay_ms)
+        self._params = params
+        self._fetch_status = fetch_status
+        self._replica_manager = replica_manager
+        self._response_callback = response_callback
+
+    @property
+    def params(self) -> FetchParams:
+        """The request-level fetch parameters."""
+        return self._params
+
+    def try_complete(self) -> bool:
+        accumulated = 0
+        isolation = self._params.isolation
+        get_partition = self._replica_manager.get_partition
+        for tp, status in self._fetch_status.items():
+            fetch_offset = status.start_offset_metadata
+            if fetch_offset.message_offset < 0:
+                continue  # the first read failed or was emptied: nothing to wait for
+            partition = get_partition(tp)
+            if partition is None:
+                return self.force_complete()
+            try:
+                end_offset = partition.fetch_end_offset_metadata(
+                    status.fetch_info.current_leader_epoch, isolation
+                )
+            except ApiError:
+                return self.force_complete()
+            if end_offset.message_offset == fetch_offset.message_offset:
+                continue
+            if end_offset.on_older_segment(fetch_offset) or fetch_offset.on_older_segment(
+                end_offset
+            ):
+                return self.force_complete()
+            if fetch_offset.message_offset < end_offset.message_offset:
+                accumulated += min(
+                    end_offset.position_diff(fetch_offset), status.fetch_info.max_bytes
+                )
+        if accumulated >= self._params.min_bytes:
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        infos = {tp: status.fetch_info for tp, status in self._fetch_status.items()}
+        results = self._replica_manager.read_from_local_log(self._params, infos)
+        self._response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})

@@ -1,0 +1,107 @@
+"""DelayedProduce: an acks=-1 produce waiting for its records to be replicated.
+
+Kafka's protocol, per partition that appended without error (``acks_pending``):
+
+* the partition is done when its high watermark reaches the last appended offset + 1, with
+  error NONE if the ISR has at least min.insync.replicas members, else
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+* it is done with NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION if the replica was
+  deleted) when this broker no longer leads it;
+* until then its error reads REQUEST_TIMED_OUT, which is what an expired produce returns.
+
+The operation completes when no partition is pending, or expires after its timeout; either
+way the response callback runs once with every partition's response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from purgatory import DelayedOperation
+from replica.errors import Errors
+from replica.types import PartitionResponse, TopicPartition
+
+if TYPE_CHECKING:
+    from replica.replica_manager import ReplicaManager
+
+
+@attrs.define(eq=False)
+class ProducePartitionStatus:
+    """One partition of a produce: the offset replication must reach, and its response.
+
+    ``acks_pending`` is True while the partition waits; ``error`` is then REQUEST_TIMED_OUT.
+    The response sent is ``response`` with ``error`` in place of its error.
+    """
+
+    required_offset: int
+    response: PartitionResponse
+    acks_pending: bool = False
+    error: Errors = attrs.field(
+        default=attrs.Factory(lambda self: self.response.error, takes_self=True)
+    )
+
+    def final_response(self) -> PartitionResponse:
+        """The partition's response as it stands now."""
+        response = self.response
+        if self.error is response.error:
+            return response
+        return PartitionResponse(
+            self.error, response.base_offset, response.log_append_time, response.log_start_offset
+        )
+
+
+class DelayedProduce(DelayedOperation):
+    """Waits (``delay_ms``) until every appended partition is replicated or failed."""
+
+    __slots__ = ("_produce_status", "_replica_manager", "_response_callback")
+
+    def __init__(
+        self,
+        delay_ms: int,
+        produce_status: dict[TopicPartition, ProducePartitionStatus],
+        replica_manager: ReplicaManager,
+        response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+    ) -> None:
+        super().__init__(delay_ms)
+        for status in produce_status.values():
+            if status.error is Errors.NONE:
+                status.acks_pending = True
+                status.error = Errors.REQUEST_TIMED_OUT
+        self._produce_status = produce_status
+        self._replica_manager = replica_manager
+        self._response_callback = response_callback
+
+    @property
+    def produce_status(self) -> dict[TopicPartition, ProducePartitionStatus]:
+        """Per-partition status (read it, do not change it)."""
+        return self._produce_status
+
+    def try_complete(self) -> bool:
+        """Settle the partitions that are replicated or lost leadership; complete when none
+        is pending."""
+        pending = False
+        for tp, status in self._produce_status.items():
+            if not status.acks_pending:
+                continue
+            partition = self._replica_manager.get_partition(tp)
+            if partition is None:
+                done, error = True, Errors.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                done, error = partition.check_enough_replicas_reach_offset(status.required_offset)
+                done = done or error is not Errors.NONE
+            if done:
+                status.acks_pending = False
+                status.error = error
+            else:
+                pending = True
+        if pending:
+            return False
+        return self.force_complete()
+
+    def on_complete(self) -> None:
+        self._response_callback(
+            {tp: status.final_response() for tp, status in self._produce_status.items()}
+        )

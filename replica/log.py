@@ -1,0 +1,386 @@
+"""An in-memory, append-only partition log of record batches, split into segments.
+
+The log assigns offsets (as leader) or takes them from the leader's batches (as follower),
+rolls a new segment when the next batch would make the active one larger than
+``log.segment.bytes``, reads whole batches by offset up to a byte limit, and truncates whole
+batches from the end. Positions are :class:`~replica.types.LogOffsetMetadata`: the offset, the
+segment's base offset, and the byte position of the batch holding the offset in that segment.
+
+Every offset lookup is a binary search (over segment base offsets, then over the segment's
+batch base offsets): appends are O(1) amortised, reads O(log n + batches returned). Batches are
+immutable and shared, never copied.
+
+The log also keeps the replica's high watermark (Kafka keeps it in ``UnifiedLog`` too): the
+leader only moves it forward (:meth:`Log.maybe_increment_high_watermark`), a follower sets it
+from the leader's (:meth:`Log.update_high_watermark`), and truncation clamps it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from replica.errors import Errors
+from replica.exceptions import ApiError, ReplicaArgumentError, UnexpectedAppendOffsetError
+from replica.records import NO_TIMESTAMP, Record, RecordBatch, batch_size_in_bytes
+from replica.types import (
+    FetchDataInfo,
+    FetchIsolation,
+    LogAppendInfo,
+    LogOffsetMetadata,
+    TopicPartition,
+)
+
+
+class LogSegment:
+    """Consecutive batches starting at ``base_offset``, with their byte positions."""
+
+    __slots__ = ("_base_offsets", "_positions", "base_offset", "batches", "size")
+
+    def __init__(self, base_offset: int) -> None:
+        self.base_offset = base_offset
+        self.batches: list[RecordBatch] = []
+        self._base_offsets: list[int] = []
+        self._positions: list[int] = []
+        self.size = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"LogSegment(base_offset={self.base_offset}, batches={len(self.batches)}, "
+            f"size={self.size})"
+        )
+
+    @property
+    def next_offset(self) -> int:
+        """The offset after the segment's last batch (its base offset when empty)."""
+        return self.batches[-1].next_offset if self.batches else self.base_offset
+
+    def append(self, batch: RecordBatch) -> None:
+        self._positions.append(self.size)
+        self._base_offsets.append(batch.base_offset)
+        self.batches.append(batch)
+        self.size += batch.size_in_bytes
+
+    def _index_of(self, offset: int) -> int:
+        """Index of the batch holding ``offset`` (offsets are contiguous), or -1."""
+        index = bisect_right(self._base_offsets, offset) - 1
+        if index < 0 or self.batches[index].last_offset < offset:
+            return -1
+        return index
+
+    def position_of(self, offset: int) -> int | None:
+        """Byte position of the batch holding ``offset``, or None if not in this segment."""
+        index = self._index_of(offset)
+        return None if index < 0 else self._positions[index]
+
+    def read(
+        self, start_offset: int, max_size: int, max_position: int, min_one_message: bool
+    ) -> FetchDataInfo | None:
+        """Whole batches from the one holding ``start_offset``, ending at or before
+        ``max_position`` and within ``max_size`` bytes (at least the first batch when
+        ``min_one_message``, unless ``max_position`` cuts it). None if the offset is past
+        this segment."""
+        index = self._index_of(start_offset)
+        if index < 0:
+            return None
+        positions = self._positions
+        start_position = positions[index]
+        metadata = LogOffsetMetadata(start_offset, self.base_offset, start_position)
+        if min_one_message:
+            max_size = max(max_size, self.batches[index].size_in_bytes)
+        end_limit = start_position + min(max_position - start_position, max_size)
+        # positions[j] is where batch j starts and batch j-1 ends.
+        stop = bisect_right(positions, end_limit, index + 1)
+        if stop == len(positions) and self.size <= end_limit:
+            end_position = self.size
+        else:
+            stop -= 1
+            end_position = positions[stop]
+        if stop <= index:
+            return FetchDataInfo(metadata, (), 0)
+        return FetchDataInfo(metadata, self.batches[index:stop], end_position - start_position)
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch holding an offset >= ``offset``."""
+        index = bisect_right(self._base_offsets, offset) - 1
+        if index >= 0 and self.batches[index].last_offset < offset:
+            index += 1  # the batch before ``offset`` survives whole
+        index = max(index, 0)
+        if index < len(self.batches):
+            self.size = self._positions[index]
+            del self.batches[index:], self._base_offsets[index:], self._positions[index:]
+
+
+class Log:
+    """The log of one partition replica.
+
+    ``segment_bytes`` is log.segment.bytes, ``max_message_bytes`` the largest batch a leader
+    append accepts (message.max.bytes). Offsets start at ``log_start_offset``.
+    """
+
+    def __init__(
+        self,
+        topic_partition: TopicPartition,
+        segment_bytes: int,
+        max_message_bytes: int,
+        log_start_offset: int = 0,
+    ) -> None:
+        if segment_bytes < 1:
+            raise ReplicaArgumentError(f"segment_bytes must be >= 1, got {segment_bytes}")
+        if log_start_offset < 0:
+            raise ReplicaArgumentError(f"log_start_offset must be >= 0, got {log_start_offset}")
+        self.topic_partition = topic_partition
+        self.segment_bytes = segment_bytes
+        self.max_message_bytes = max_message_bytes
+        self._reset(log_start_offset)
+
+    def _reset(self, start_offset: int) -> None:
+        self._segments = [LogSegment(start_offset)]
+        self._segment_base_offsets = [start_offset]
+        self._log_start_offset = start_offset
+        self._log_end_offset = start_offset
+        self._log_end_offset_metadata = LogOffsetMetadata(start_offset, start_offset, 0)
+        self._high_watermark = self._log_end_offset_metadata
+
+    def __repr__(self) -> str:
+        return (
+            f"Log({self.topic_partition}, start={self._log_start_offset}, "
+            f"end={self._log_end_offset}, hw={self._high_watermark.message_offset}, "
+            f"segments={len(self._segments)})"
+        )
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        """The first offset of the log."""
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets (LEO)."""
+        return self._log_end_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        """The position of the log end: the end of the active segment."""
+        return self._log_end_offset_metadata
+
+    def _update_log_end_offset(self) -> None:
+        active = self._segments[-1]
+        self._log_end_offset = active.next_offset
+        self._log_end_offset_metadata = LogOffsetMetadata(
+            self._log_end_offset, active.base_offset, active.size
+        )
+
+    @property
+    def high_watermark(self) -> int:
+        """The replica's high watermark: offsets below it are committed."""
+        return self._high_watermark.message_offset
+
+    @property
+    def high_watermark_metadata(self) -> LogOffsetMetadata:
+        """The position of the high watermark."""
+        return self._high_watermark
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        """The segments, oldest first (the last is the active one)."""
+        return tuple(self._segments)
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Total bytes of all batches."""
+        return sum(segment.size for segment in self._segments)
+
+    # -- appends ----------------------------------------------------------------------------
+
+    def append_as_leader(
+        self, records: Sequence[Record], leader_epoch: int, log_append_time: int = NO_TIMESTAMP
+    ) -> LogAppendInfo:
+        """Append ``records`` as one batch at the log end offset.
+
+        ``log_append_time`` is stamped on the batch (pass ``NO_TIMESTAMP`` for CreateTime).
+
+        Raises:
+            ApiError: INVALID_RECORD if ``records`` is empty, MESSAGE_TOO_LARGE if the batch
+                exceeds ``max_message_bytes``, RECORD_LIST_TOO_LARGE if it exceeds
+                ``segment_bytes``. Nothing is appended then.
+        """
+        if not records:
+            raise ApiError(Errors.INVALID_RECORD, f"empty batch for {self.topic_partition}")
+        size = batch_size_in_bytes(records)
+        if size > self.max_message_bytes:
+            raise ApiError(
+                Errors.MESSAGE_TOO_LARGE,
+                f"batch of {size} bytes exceeds message.max.bytes={self.max_message_bytes}",
+            )
+        if size > self.segment_bytes:
+            raise ApiError(
+                Errors.RECORD_LIST_TOO_LARGE,
+                f"batch of {size} bytes exceeds log.segment.bytes={self.segment_bytes}",
+            )
+        batch = RecordBatch(
+            self._log_end_offset, tuple(records), size, leader_epoch, log_append_time
+        )
+        self._append(batch)
+        return LogAppendInfo(
+            batch.base_offset, batch.last_offset, log_append_time, self._log_start_offset
+        )
+
+    def append_as_follower(self, batch: RecordBatch) -> None:
+        """Append a batch copied from the leader (keeping its offsets).
+
+        Raises:
+            UnexpectedAppendOffsetError: ``batch.base_offset`` is not the log end offset.
+        """
+        if batch.base_offset != self._log_end_offset:
+            raise UnexpectedAppendOffsetError(
+                f"{self.topic_partition}: batch base offset {batch.base_offset} is not the log "
+                f"end offset {self._log_end_offset}"
+            )
+        self._append(batch)
+
+    def _append(self, batch: RecordBatch) -> None:
+        active = self._segments[-1]
+        if active.size and active.size + batch.size_in_bytes > self.segment_bytes:
+            active = LogSegment(batch.base_offset)
+            self._segments.append(active)
+            self._segment_base_offsets.append(batch.base_offset)
+        active.append(batch)
+        self._update_log_end_offset()
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def read(
+        self,
+        start_offset: int,
+        max_length: int,
+        isolation: FetchIsolation,
+        min_one_message: bool,
+    ) -> FetchDataInfo:
+        """Whole batches from the one holding ``start_offset``, at most ``max_length`` bytes
+        (but at least one batch when ``min_one_message``), never past the isolation's end
+        (the LEO for ``LOG_END``, else the high watermark), from a single segment.
+
+        Reading at or past that end returns no batches (and the fetch offset's position).
+
+        Raises:
+            ApiError: OFFSET_OUT_OF_RANGE if ``start_offset`` is below the log start offset
+                or above the log end offset.
+        """
+        end = self._log_end_offset
+        if start_offset == end:
+            return FetchDataInfo(self.log_end_offset_metadata, (), 0)
+        if start_offset > end or start_offset < self._log_start_offset:
+            raise ApiError(
+                Errors.OFFSET_OUT_OF_RANGE,
+                f"{self.topic_partition}: offset {start_offset} is outside "
+                f"[{self._log_start_offset}, {end}]",
+            )
+        max_offset = (
+            self.log_end_offset_metadata
+            if isolation is FetchIsolation.LOG_END
+            else self._high_watermark
+        )
+        if start_offset == max_offset.message_offset:
+            # Also right when a segment rolled at the high watermark after it was set.
+            return FetchDataInfo(max_offset, (), 0)
+        if start_offset > max_offset.message_offset:
+            return FetchDataInfo(self.convert_to_offset_metadata(start_offset), (), 0)
+        segments = self._segments
+        for index in range(
+            bisect_right(self._segment_base_offsets, start_offset) - 1, len(segments)
+        ):
+            segment = segments[index]
+            max_position = (
+                max_offset.relative_position_in_segment
+                if max_offset.segment_base_offset == segment.base_offset
+                else segment.size
+            )
+            info = segment.read(start_offset, max_length, max_position, min_one_message)
+            if info is not None:
+                return info
+        return FetchDataInfo(self.log_end_offset_metadata, (), 0)
+
+    def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """The position of ``offset`` (the start of the batch holding it; the log end's
+        position for the LEO).
+
+        Raises:
+            ApiError: OFFSET_OUT_OF_RANGE if ``offset`` is outside [log start, log end].
+        """
+        if offset == self._log_end_offset:
+            return self.log_end_offset_metadata
+        if self._log_start_offset <= offset < self._log_end_offset:
+            segment = self._segments[bisect_right(self._segment_base_offsets, offset) - 1]
+            position = segment.position_of(offset)
+            if position is not None:
+                return LogOffsetMetadata(offset, segment.base_offset, position)
+        raise ApiError(
+            Errors.OFFSET_OUT_OF_RANGE,
+            f"{self.topic_partition}: offset {offset} is outside "
+            f"[{self._log_start_offset}, {self._log_end_offset}]",
+        )
+
+    # -- high watermark ---------------------------------------------------------------------
+
+    def maybe_increment_high_watermark(self, new_high_watermark: LogOffsetMetadata) -> bool:
+        """Leader: move the high watermark to ``new_high_watermark`` if that is forward.
+
+        Returns True if it moved. The high watermark never decreases through this method.
+
+        Raises:
+            ReplicaArgumentError: the new value is beyond the log end offset.
+        """
+        if new_high_watermark.message_offset > self._log_end_offset:
+            raise ReplicaArgumentError(
+                f"{self.topic_partition}: high watermark {new_high_watermark.message_offset} "
+                f"cannot exceed the log end offset {self._log_end_offset}"
+            )
+        if new_high_watermark.message_offset > self._high_watermark.message_offset:
+            self._high_watermark = new_high_watermark
+            return True
+        return False
+
+    def update_high_watermark(self, high_watermark: int) -> int:
+        """Follower: set the high watermark to ``high_watermark`` clamped to [log start, LEO]
+        (it may go down). Returns the value set."""
+        offset = min(max(high_watermark, self._log_start_offset), self._log_end_offset)
+        if offset != self._high_watermark.message_offset:
+            self._high_watermark = self.convert_to_offset_metadata(offset)
+        return offset
+
+    # -- truncation -------------------------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> bool:
+        """Remove every batch holding an offset >= ``target_offset`` (batches are atomic, so
+        the new LEO is at most ``target_offset``). The high watermark is clamped to the new
+        LEO. Returns True if anything was removed. A target below the log start offset
+        empties the log and restarts it there (:meth:`truncate_fully_and_start_at`).
+        """
+        if target_offset >= self._log_end_offset:
+            return False
+        if target_offset < self._log_start_offset:
+            self.truncate_fully_and_start_at(target_offset)
+            return True
+        keep = bisect_right(self._segment_base_offsets, target_offset)
+        # Keep the segment holding target_offset (and a segment based exactly there).
+        keep = max(keep, 1)
+        del self._segments[keep:], self._segment_base_offsets[keep:]
+        active = self._segments[-1]
+        active.truncate_to(target_offset)
+        self._update_log_end_offset()
+        if self._high_watermark.message_offset >= self._log_end_offset:
+            self._high_watermark = self.log_end_offset_metadata
+        return True
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        """Delete everything; the log restarts empty at ``new_offset`` (start = LEO = HW).
+
+        Raises:
+            ReplicaArgumentError: ``new_offset`` is negative.
+        """
+        if new_offset < 0:
+            raise ReplicaArgumentError(f"new_offset must be >= 0, got {new_offset}")
+        self._reset(new_offset)

@@ -1,0 +1,304 @@
+"""Partition: one partition's replica on this broker, as leader, follower or stopped.
+
+On the leader it keeps the ISR and the followers' positions (:class:`~replica.replica.Replica`)
+and maintains the high watermark: the smallest log end offset over the ISR, which only moves
+forward. A follower joins the ISR when its log end offset reaches the high watermark (and the
+start of the current leader epoch); it leaves when it has not caught up with the leader's log
+end for replica.lag.time.max.ms (:meth:`Partition.maybe_shrink_isr`). ISR changes take effect
+at once: the model has no controller round trip (Kafka's AlterPartition), so the high
+watermark is the minimum over the ISR only.
+
+Methods that a request can make fail raise :class:`~replica.exceptions.ApiError` with the
+Kafka error code; the :class:`~replica.replica_manager.ReplicaManager` turns it into a
+response. Methods report whether the high watermark moved; triggering delayed operations is
+the ReplicaManager's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from replica.config import LOG_APPEND_TIME, BrokerConfig
+from replica.errors import Errors
+from replica.exceptions import ApiError
+from replica.log import Log
+from replica.records import NO_TIMESTAMP, Record, RecordBatch
+from replica.replica import Replica
+from replica.types import (
+    FetchDataInfo,
+    FetchIsolation,
+    LogAppendInfo,
+    LogOffsetMetadata,
+    PartitionState,
+    TopicPartition,
+)
+
+#: ``leader_id`` of a partition with no known leader (stopped, or a follower told "no leader").
+NO_LEADER = -1
+
+
+class Partition:
+    """The local replica of ``topic_partition`` on broker ``local_broker_id``."""
+
+    def __init__(
+        self, topic_partition: TopicPartition, local_broker_id: int, config: BrokerConfig
+    ) -> None:
+        self.topic_partition = topic_partition
+        self.local_broker_id = local_broker_id
+        self.config = config
+        self.log = Log(topic_partition, config.log_segment_bytes, config.message_max_bytes)
+        self.leader_id = NO_LEADER
+        self.leader_epoch = -1
+        self.assigned_replicas: tuple[int, ...] = ()
+        self.isr: tuple[int, ...] = ()
+        #: LEO when this broker became leader of the current epoch (None unless leader).
+        self.leader_epoch_start_offset: int | None = None
+        self._remote_replicas: dict[int, Replica] = {}
+        self._log_append_time = config.log_message_timestamp_type == LOG_APPEND_TIME
+
+    def __repr__(self) -> str:
+        return (
+            f"Partition({self.topic_partition}, broker={self.local_broker_id}, "
+            f"leader={self.leader_id}, epoch={self.leader_epoch}, isr={list(self.isr)}, "
+            f"hw={self.log.high_watermark}, leo={self.log.log_end_offset})"
+        )
+
+    @property
+    def is_leader(self) -> bool:
+        """True if the local broker is the leader."""
+        return self.leader_id == self.local_broker_id
+
+    @property
+    def remote_replicas(self) -> Mapping[int, Replica]:
+        """On the leader: broker id -> follower state, for every other assigned replica."""
+        return MappingProxyType(self._remote_replicas)
+
+    # -- state changes ----------------------------------------------------------------------
+
+    def make_leader(self, state: PartitionState, now_ms: int) -> bool:
+        """Become (or stay) leader with ``state``'s epoch, replicas and ISR.
+
+        A new leader forgets its followers' positions (they are reported again by their next
+        fetch); ISR members count as caught up now. Returns True if this broker was not the
+        leader before. The high watermark may move (if the ISR is just the leader).
+        """
+        is_new_leader = not self.is_leader
+        self._update_assignment(state)
+        self.isr = state.isr
+        leader_end_offset = self.log.log_end_offset
+        if is_new_leader or state.leader_epoch > self.leader_epoch:
+            self.leader_epoch_start_offset = leader_end_offset
+        for replica in self._remote_replicas.values():
+            replica.reset_replica_state(
+                now_ms, leader_end_offset, is_new_leader, replica.broker_id in self.isr
+            )
+        self.leader_id = self.local_broker_id
+        self.leader_epoch = state.leader_epoch
+        self.maybe_increment_leader_hw()
+        return is_new_leader
+
+    def make_follower(self, state: PartitionState, _now_ms: int) -> bool:
+        """Become a follower of ``state.leader`` (``NO_LEADER``: none) with its epoch.
+
+        Returns True if the leader or the epoch changed (the follower must then restart
+        fetching). The ISR is kept as the controller sent it, for information only.
+        """
+        changed = state.leader != self.leader_id or state.leader_epoch > self.leader_epoch
+        self._update_assignment(state)
+        self._remote_replicas.clear()
+        self.isr = state.isr
+        self.leader_epoch_start_offset = None
+        self.leader_id = state.leader
+        self.leader_epoch = state.leader_epoch
+        return changed
+
+    def stop(self) -> None:
+        """Stop being leader or follower (StopReplica without delete); the log is kept."""
+        self.leader_id = NO_LEADER
+        self.leader_epoch_start_offset = None
+        self._remote_replicas.clear()
+
+    def _update_assignment(self, state: PartitionState) -> None:
+        self.assigned_replicas = state.replicas
+        old = self._remote_replicas
+        self._remote_replicas = {
+            broker_id: old.get(broker_id) or Replica(broker_id)
+            for broker_id in state.replicas
+            if broker_id != self.local_broker_id
+        }
+
+    # -- leader: appends, follower positions, ISR, high watermark ----------------------------
+
+    def append_records_to_leader(
+        self, records: Sequence[Record], required_acks: int, now_ms: int
+    ) -> tuple[LogAppendInfo, bool]:
+        """Append ``records`` as one batch; return the append info and whether the high
+        watermark moved.
+
+        Raises:
+            ApiError: NOT_LEADER_OR_FOLLOWER if not the leader; NOT_ENOUGH_REPLICAS if
+                ``required_acks == -1`` and the ISR is smaller than min.insync.replicas
+                (checked before appending); the log's errors (INVALID_RECORD,
+                MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE).
+        """
+        if not self.is_leader:
+            raise ApiError(
+                Errors.NOT_LEADER_OR_FOLLOWER,
+                f"broker {self.local_broker_id} is not the leader of {self.topic_partition}",
+            )
+        if required_acks == -1 and len(self.isr) < self.config.min_insync_replicas:
+            raise ApiError(
+                Errors.NOT_ENOUGH_REPLICAS,
+                f"{self.topic_partition}: ISR {list(self.isr)} is smaller than "
+                f"min.insync.replicas={self.config.min_insync_replicas}",
+            )
+        append_time = now_ms if self._log_append_time else NO_TIMESTAMP
+        info = self.log.append_as_leader(records, self.leader_epoch, append_time)
+        return info, self.maybe_increment_leader_hw()
+
+    def update_follower_fetch_state(
+        self,
+        replica_id: int,
+        fetch_offset_metadata: LogOffsetMetadata,
+        follower_start_offset: int,
+        fetch_time_ms: int,
+        leader_end_offset: int,
+    ) -> bool:
+        """Record follower ``replica_id``'s fetch; it may join the ISR. Returns True if the
+        high watermark moved.
+
+        Raises:
+            ApiError: NOT_LEADER_OR_FOLLOWER if ``replica_id`` is not a remote assigned replica.
+        """
+        replica = self._remote_replicas.get(replica_id)
+        if replica is None:
+            raise ApiError(
+                Errors.NOT_LEADER_OR_FOLLOWER,
+                f"{replica_id} is not an assigned replica of {self.topic_partition}",
+            )
+        previous_end_offset = replica.log_end_offset
+        replica.update_fetch_state(
+            fetch_offset_metadata, follower_start_offset, fetch_time_ms, leader_end_offset
+        )
+        self._maybe_expand_isr(replica)
+        if replica.log_end_offset != previous_end_offset:
+            return self.maybe_increment_leader_hw()
+        return False
+
+    def _maybe_expand_isr(self, replica: Replica) -> None:
+        broker_id = replica.broker_id
+        if broker_id in self.isr or self.leader_epoch_start_offset is None:
+            return
+        end_offset = replica.log_end_offset
+        if end_offset >= self.log.high_watermark and end_offset >= self.leader_epoch_start_offset:
+            self.isr = (*self.isr, broker_id)
+
+    def maybe_shrink_isr(self, now_ms: int) -> bool:
+        """Leader: drop ISR followers not caught up for replica.lag.time.max.ms (and not at the
+        log end offset now). Returns True if the high watermark moved as a result."""
+        if not self.is_leader:
+            return False
+        leader_end_offset = self.log.log_end_offset
+        max_lag = self.config.replica_lag_time_max_ms
+        remote = self._remote_replicas
+        in_sync = tuple(
+            broker_id
+            for broker_id in self.isr
+            if broker_id == self.local_broker_id
+            or remote[broker_id].is_caught_up(leader_end_offset, now_ms, max_lag)
+        )
+        if len(in_sync) == len(self.isr):
+            return False
+        self.isr = in_sync
+        return self.maybe_increment_leader_hw()
+
+    def maybe_increment_leader_hw(self) -> bool:
+        """Leader: move the high watermark up to the smallest log end offset over the ISR.
+
+        It never moves back. Returns True if it moved.
+        """
+        if not self.is_leader:
+            return False
+        new_high_watermark = self.log.log_end_offset_metadata
+        remote = self._remote_replicas
+        for broker_id in self.isr:
+            if broker_id != self.local_broker_id:
+                position = remote[broker_id].log_end_offset_metadata
+                if position.message_offset < new_high_watermark.message_offset:
+                    new_high_watermark = position
+        return self.log.maybe_increment_high_watermark(new_high_watermark)
+
+    def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, Errors]:
+        """For a delayed produce: (done, error) for records ending before ``required_offset``.
+
+        Done with NONE when the high watermark reached it and the ISR has at least
+        min.insync.replicas members, with NOT_ENOUGH_REPLICAS_AFTER_APPEND when it reached it
+        with a smaller ISR; NOT_LEADER_OR_FOLLOWER (not done) if this broker is not the
+        leader; (False, NONE) while waiting.
+        """
+        if not self.is_leader:
+            return False, Errors.NOT_LEADER_OR_FOLLOWER
+        if self.log.high_watermark >= required_offset:
+            if len(self.isr) >= self.config.min_insync_replicas:
+                return True, Errors.NONE
+            return True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        return False, Errors.NONE
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def _check_leader(self, current_leader_epoch: int | None) -> None:
+        if current_leader_epoch is not None:
+            if current_leader_epoch < self.leader_epoch:
+                raise ApiError(
+                    Errors.FENCED_LEADER_EPOCH,
+                    f"{self.topic_partition}: epoch {current_leader_epoch} is older than the "
+                    f"current leader epoch {self.leader_epoch}",
+                )
+            if current_leader_epoch > self.leader_epoch:
+                raise ApiError(
+                    Errors.UNKNOWN_LEADER_EPOCH,
+                    f"{self.topic_partition}: epoch {current_leader_epoch} is newer than the "
+                    f"current leader epoch {self.leader_epoch}",
+                )
+        if not self.is_leader:
+            raise ApiError(
+                Errors.NOT_LEADER_OR_FOLLOWER,
+                f"broker {self.local_broker_id} is not the leader of {self.topic_partition}",
+            )
+
+    def fetch_end_offset_metadata(
+        self, current_leader_epoch: int | None, isolation: FetchIsolation
+    ) -> LogOffsetMetadata:
+        """Leader: how far a fetch with ``isolation`` may read (LEO or high watermark).
+
+        Raises:
+            ApiError: FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER.
+        """
+        self._check_leader(current_leader_epoch)
+        if isolation is FetchIsolation.LOG_END:
+            return self.log.log_end_offset_metadata
+        return self.log.high_watermark_metadata
+
+    def read_records(
+        self,
+        fetch_offset: int,
+        current_leader_epoch: int | None,
+        max_bytes: int,
+        isolation: FetchIsolation,
+        min_one_message: bool,
+    ) -> FetchDataInfo:
+        """Leader: read from the local log (see :meth:`replica.log.Log.read`).
+
+        Raises:
+            ApiError: FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
+                OFFSET_OUT_OF_RANGE.
+        """
+        self._check_leader(current_leader_epoch)
+        return self.log.read(fetch_offset, max_bytes, isolation, min_one_message)
+
+    # -- follower ---------------------------------------------------------------------------
+
+    def append_records_to_follower(self, batch: RecordBatch) -> None:
+        """Follower: append a batch fetched from the leader (see ``Log.append_as_follower``)."""
+        self.log.append_as_follower(batch)

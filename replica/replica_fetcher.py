@@ -1,0 +1,242 @@
+"""ReplicaFetcher: what a follower broker does for the partitions it follows from one leader.
+
+Sans-IO, like h11: the fetcher builds a fetch request (:meth:`ReplicaFetcher.build_fetch_request`)
+and is handed the leader's answer (:meth:`ReplicaFetcher.handle_fetch_response`); whoever
+drives it carries the request to the leader. The request is a :class:`ReplicaFetchRequest`
+whose fields are exactly the arguments of the leader's
+:meth:`~replica.replica_manager.ReplicaManager.fetch_messages`, and the response is what that
+method's callback receives, so the fetcher depends on nothing above ``replica`` (the layering
+forbids ``apis``). Wiring two brokers directly::
+
+    request = follower_fetcher.build_fetch_request(now)
+    if request is not None:
+        leader.fetch_messages(request.replica_id, request.fetch_infos, request.min_bytes,
+                              request.max_wait_ms, request.max_bytes,
+                              IsolationLevel.READ_UNCOMMITTED,
+                              lambda response: follower_fetcher.handle_fetch_response(
+                                  response, clock()))
+
+One fetch is in flight at a time (Kafka's fetcher thread). Responses are applied through the
+local replica: batches are appended to the follower's log, the follower's high watermark
+becomes ``min(leader high watermark, local log end offset)``. Errors, per partition:
+
+* OFFSET_OUT_OF_RANGE: if the follower's log end offset is past the leader's, truncate to the
+  leader's log end offset; if it is behind the leader's log start offset, empty the log and
+  restart at the leader's log start offset (Kafka's ``fetchOffsetAndTruncate``). The leader's
+  offsets come with the response (``FetchPartitionData.log_end_offset`` /
+  ``log_start_offset``) where Kafka's follower asks for them with ListOffsets requests.
+* FENCED_LEADER_EPOCH: the follower's view of the partition is stale; it stops fetching the
+  partition until the next metadata change re-adds it (``add_partitions``).
+* anything else (NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
+  ...): the partition is left alone for replica.fetch.backoff.ms, or until a metadata change
+  re-adds it, whichever comes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from replica.errors import Errors
+from replica.exceptions import ReplicaArgumentError
+from replica.types import FetchPartitionData, PartitionFetchInfo, TopicPartition
+
+if TYPE_CHECKING:
+    from replica.partition import Partition
+    from replica.replica_manager import ReplicaManager
+
+
+@attrs.define(frozen=True)
+class InitialFetchState:
+    """Where to start fetching a partition, and the leader epoch the follower knows."""
+
+    fetch_offset: int
+    current_leader_epoch: int
+
+
+@attrs.define(eq=False)
+class PartitionFetchState:
+    """A followed partition: the next offset to fetch and when it may be fetched again."""
+
+    fetch_offset: int
+    current_leader_epoch: int
+    #: The partition is left out of requests before this time (after an error).
+    ready_at_ms: int = 0
+
+
+@attrs.define(frozen=True)
+class ReplicaFetchRequest:
+    """A follower's fetch: the arguments of the leader's ``ReplicaManager.fetch_messages``."""
+
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
+
+
+class ReplicaFetcher:
+    """Fetches, for the local ``replica_manager``, the partitions it follows from ``leader_id``."""
+
+    def __init__(self, replica_manager: ReplicaManager, leader_id: int) -> None:
+        self.replica_manager = replica_manager
+        self.leader_id = leader_id
+        self._states: dict[TopicPartition, PartitionFetchState] = {}
+        self._in_flight: ReplicaFetchRequest | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"ReplicaFetcher(broker={self.replica_manager.broker_id}, leader={self.leader_id}, "
+            f"partitions={len(self._states)}, in_flight={self._in_flight is not None})"
+        )
+
+    @property
+    def partition_states(self) -> Mapping[TopicPartition, PartitionFetchState]:
+        """The followed partitions and their fetch state (read only)."""
+        return self._states
+
+    @property
+    def in_flight(self) -> ReplicaFetchRequest | None:
+        """The request awaiting a response, if any."""
+        return self._in_flight
+
+    def add_partitions(self, initial_states: Mapping[TopicPartition, InitialFetchState]) -> None:
+        """Start (or restart, forgetting any back-off) fetching these partitions."""
+        for tp, initial in initial_states.items():
+            self._states[tp] = PartitionFetchState(
+                initial.fetch_offset, initial.current_leader_epoch
+            )
+
+    def remove_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop fetching these partitions (unknown ones are ignored). A response still in
+        flight for them is ignored when it arrives."""
+        for tp in partitions:
+            self._states.pop(tp, None)
+
+    def next_fetch_time_ms(self) -> int | None:
+        """The earliest time :meth:`build_fetch_request` returns a request (a time in the
+        past means now), or None while a fetch is in flight or nothing is followed."""
+        if self._in_flight is not None or not self._states:
+            return None
+        return min(state.ready_at_ms for state in self._states.values())
+
+    def build_fetch_request(self, now_ms: int) -> ReplicaFetchRequest | None:
+        """The next fetch for every partition not backing off at ``now_ms``, or None if a
+        fetch is in flight or no partition is ready. The request counts as in flight until
+        :meth:`handle_fetch_response` or :meth:`handle_fetch_failure`.
+
+        Uses replica.fetch.wait.max.ms, replica.fetch.min.bytes,
+        replica.fetch.response.max.bytes, and replica.fetch.max.bytes per partition.
+        """
+        if self._in_flight is not None:
+            return None
+        config = self.replica_manager.config
+        partition_max_bytes = config.replica_fetch_max_bytes
+        fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
+        for tp, state in self._states.items():
+            if state.ready_at_ms > now_ms:
+                continue
+            log_start_offset = self.replica_manager.log_start_offset(tp)
+            fetch_infos[tp] = PartitionFetchInfo(
+                state.fetch_offset,
+                partition_max_bytes,
+                state.current_leader_epoch,
+                -1 if log_start_offset is None else log_start_offset,
+            )
+        if not fetch_infos:
+            return None
+        self._in_flight = ReplicaFetchRequest(
+            self.replica_manager.broker_id,
+            config.replica_fetch_wait_max_ms,
+            config.replica_fetch_min_bytes,
+            config.replica_fetch_response_max_bytes,
+            fetch_infos,
+        )
+        return self._in_flight
+
+    def handle_fetch_failure(self, now_ms: int) -> None:
+        """The in-flight fetch got no response (e.g. the leader is unreachable): back off
+        every partition it asked for.
+
+        Raises:
+            ReplicaArgumentError: no fetch is in flight.
+        """
+        request = self._take_in_flight()
+        ready_at = now_ms + self.replica_manager.config.replica_fetch_backoff_ms
+        for tp in request.fetch_infos:
+            state = self._states.get(tp)
+            if state is not None:
+                state.ready_at_ms = ready_at
+
+    def handle_fetch_response(
+        self, response: Mapping[TopicPartition, FetchPartitionData], now_ms: int
+    ) -> None:
+        """Apply the leader's response to the in-flight fetch (see the module docstring).
+
+        Partitions removed, re-added or moved since the request was built are skipped.
+
+        Raises:
+            ReplicaArgumentError: no fetch is in flight.
+            UnexpectedAppendOffsetError: the leader sent a batch that does not start at the
+                follower's log end offset (leader and follower logs disagree on batch
+                boundaries, which the model never produces).
+        """
+        request = self._take_in_flight()
+        backoff_ms = self.replica_manager.config.replica_fetch_backoff_ms
+        for tp, data in response.items():
+            state = self._states.get(tp)
+            requested = request.fetch_infos.get(tp)
+            if (
+                state is None
+                or requested is None
+                or state.fetch_offset != requested.fetch_offset
+                or state.current_leader_epoch != requested.current_leader_epoch
+            ):
+                continue
+            partition = self.replica_manager.get_partition(tp)
+            if partition is None or partition.is_leader:
+                continue
+            error = data.error
+            if error is Errors.NONE:
+                self._process_partition_data(partition, state, data)
+            elif error is Errors.OFFSET_OUT_OF_RANGE:
+                self._handle_offset_out_of_range(partition, state, data)
+            elif error is Errors.FENCED_LEADER_EPOCH:
+                del self._states[tp]
+            else:
+                state.ready_at_ms = now_ms + backoff_ms
+
+    def _take_in_flight(self) -> ReplicaFetchRequest:
+        request = self._in_flight
+        if request is None:
+            raise ReplicaArgumentError(
+                f"fetcher of broker {self.replica_manager.broker_id} from leader "
+                f"{self.leader_id} has no fetch in flight to answer"
+            )
+        self._in_flight = None
+        return request
+
+    @staticmethod
+    def _process_partition_data(
+        partition: Partition, state: PartitionFetchState, data: FetchPartitionData
+    ) -> None:
+        append = partition.append_records_to_follower
+        for batch in data.records:
+            append(batch)
+        log = partition.log
+        log.update_high_watermark(data.high_watermark)
+        state.fetch_offset = log.log_end_offset
+
+    @staticmethod
+    def _handle_offset_out_of_range(
+        partition: Partition, state: PartitionFetchState, data: FetchPartitionData
+    ) -> None:
+        log = partition.log
+        replica_end_offset = log.log_end_offset
+        if data.log_end_offset < replica_end_offset:
+            log.truncate_to(data.log_end_offset)
+        elif data.log_start_offset > replica_end_offset:
+            log.truncate_fully_and_start_at(data.log_start_offset)
+        state.fetch_offset = log.log_end_offset

@@ -1,0 +1,575 @@
+"""ReplicaManager: one broker's partitions, their logs, and the Produce and Fetch purgatories.
+
+This is the "Replica Manager" of the Kafka API refactoring design: appending and fetching
+(including waiting for replication and long-polling) live here, not in the request layer.
+``apis`` calls :meth:`ReplicaManager.append_messages` and :meth:`ReplicaManager.fetch_messages`
+with a response callback; ``coordinator`` commits offsets with ``append_messages`` and loads
+them with :meth:`ReplicaManager.read_from_local_log`. Nothing above this class touches a
+``Partition`` or a ``Log`` directly.
+
+Time: every method reads the injected ``clock()`` (integer milliseconds); timers fire only
+when the owner calls :meth:`ReplicaManager.advance_clock`. Callbacks run synchronously, inside
+the call that completed the operation (a request method, ``advance_clock`` or a state change);
+every response callback runs exactly once per request, except for requests still pending at
+:meth:`ReplicaManager.shutdown`, which are dropped unanswered like Kafka's.
+
+What triggers completion of delayed operations (``check_and_complete`` on the partition key):
+
+* a leader append: the Fetch purgatory, plus the Produce purgatory if the high watermark moved;
+* a follower fetch that moves the high watermark, and an ISR shrink that moves it: both;
+* a partition losing leadership (``become_leader_or_follower``, ``stop_replica``): both, after
+  the state change, so the operations complete with NOT_LEADER_OR_FOLLOWER (or
+  UNKNOWN_TOPIC_OR_PARTITION when the replica was deleted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from purgatory import DelayedOperationPurgatory
+from replica.config import BrokerConfig
+from replica.delayed_fetch import DelayedFetch, FetchPartitionStatus
+from replica.delayed_produce import DelayedProduce, ProducePartitionStatus
+from replica.errors import Errors
+from replica.exceptions import ApiError
+from replica.partition import Partition
+from replica.records import Record
+from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
+from replica.types import (
+    EMPTY_FETCH_DATA_INFO,
+    INTERNAL_TOPICS,
+    UNKNOWN_OFFSET,
+    FetchIsolation,
+    FetchParams,
+    FetchPartitionData,
+    IsolationLevel,
+    LogReadResult,
+    PartitionFetchInfo,
+    PartitionResponse,
+    PartitionState,
+    TopicPartition,
+)
+
+ProduceResponseCallback = Callable[[dict[TopicPartition, PartitionResponse]], None]
+FetchResponseCallback = Callable[[dict[TopicPartition, FetchPartitionData]], None]
+LeadershipChangeCallback = Callable[[list[TopicPartition], list[TopicPartition]], None]
+
+VALID_REQUIRED_ACKS = (-1, 0, 1)
+
+
+class ReplicaManager:
+    """The replica layer of broker ``broker_id``.
+
+    ``clock()`` returns the current time in integer milliseconds; the purgatories compute
+    deadlines from it and :meth:`advance_clock` must be called with times that do not go
+    backwards. ``config`` applies to every partition.
+    """
+
+    def __init__(self, broker_id: int, config: BrokerConfig, clock: Callable[[], int]) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self._clock = clock
+        start = clock()
+        self._produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = (
+            DelayedOperationPurgatory(
+                "Produce",
+                purge_interval=config.producer_purgatory_purge_interval_requests,
+                clock=clock,
+                start=start,
+            )
+        )
+        self._fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory(
+            "Fetch",
+            purge_interval=config.fetch_purgatory_purge_interval_requests,
+            clock=clock,
+            start=start,
+        )
+        self._partitions: dict[TopicPartition, Partition] = {}
+        self._fetchers: dict[int, ReplicaFetcher] = {}
+        self._isr_check_interval_ms = max(1, config.replica_lag_time_max_ms // 2)
+        self._next_isr_check_ms = start + self._isr_check_interval_ms
+
+    # -- monitoring and accessors -----------------------------------------------------------
+
+    @property
+    def produce_purgatory(self) -> DelayedOperationPurgatory[DelayedProduce]:
+        """The Produce purgatory (``watched`` and ``num_delayed`` are its metrics)."""
+        return self._produce_purgatory
+
+    @property
+    def fetch_purgatory(self) -> DelayedOperationPurgatory[DelayedFetch]:
+        """The Fetch purgatory (``watched`` and ``num_delayed`` are its metrics)."""
+        return self._fetch_purgatory
+
+    @property
+    def partitions(self) -> Mapping[TopicPartition, Partition]:
+        """Read-only view of the partitions hosted here (leader, follower or stopped)."""
+        return MappingProxyType(self._partitions)
+
+    @property
+    def replica_fetchers(self) -> Mapping[int, ReplicaFetcher]:
+        """Read-only view: leader broker id -> the fetcher of the partitions followed from it.
+
+        A fetcher is dropped once it has no partitions; look it up again after state changes.
+        """
+        return MappingProxyType(self._fetchers)
+
+    def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
+        """The hosted partition, or None if this broker has no replica of it."""
+        return self._partitions.get(topic_partition)
+
+    def is_leader(self, topic_partition: TopicPartition) -> bool:
+        """True if this broker is the partition's leader."""
+        partition = self._partitions.get(topic_partition)
+        return partition is not None and partition.is_leader
+
+    def high_watermark(self, topic_partition: TopicPartition) -> int | None:
+        """The local replica's high watermark, or None if the partition is not hosted."""
+        partition = self._partitions.get(topic_partition)
+        return None if partition is None else partition.log.high_watermark
+
+    def log_end_offset(self, topic_partition: TopicPartition) -> int | None:
+        """The local replica's log end offset, or None if the partition is not hosted."""
+        partition = self._partitions.get(topic_partition)
+        return None if partition is None else partition.log.log_end_offset
+
+    def log_start_offset(self, topic_partition: TopicPartition) -> int | None:
+        """The local replica's log start offset, or None if the partition is not hosted."""
+        partition = self._partitions.get(topic_partition)
+        return None if partition is None else partition.log.log_start_offset
+
+    def isr(self, topic_partition: TopicPartition) -> tuple[int, ...] | None:
+        """The ISR as this broker knows it (exact on the leader), or None if not hosted."""
+        partition = self._partitions.get(topic_partition)
+        return None if partition is None else partition.isr
+
+    def leader_epoch(self, topic_partition: TopicPartition) -> int | None:
+        """The partition's leader epoch as this broker knows it, or None if not hosted."""
+        partition = self._partitions.get(topic_partition)
+        return None if partition is None else partition.leader_epoch
+
+    # -- produce ----------------------------------------------------------------------------
+
+    def append_messages(
+        self,
+        timeout_ms: int,
+        required_acks: int,
+        entries_per_partition: Mapping[TopicPartition, Sequence[Record]],
+        response_callback: ProduceResponseCallback,
+        *,
+        internal_topics_allowed: bool = False,
+    ) -> None:
+        """Append each partition's records, as one batch, to the local leader log.
+
+        ``response_callback`` is called exactly once with a :class:`PartitionResponse` for
+        every partition of ``entries_per_partition`` (same order):
+
+        * ``required_acks`` not in (-1, 0, 1): every partition gets INVALID_REQUIRED_ACKS and
+          nothing is appended;
+        * per partition errors: UNKNOWN_TOPIC_OR_PARTITION (not hosted),
+          NOT_LEADER_OR_FOLLOWER (not the leader), INVALID_TOPIC_EXCEPTION (internal topic
+          without ``internal_topics_allowed``), INVALID_RECORD (no records),
+          MESSAGE_TOO_LARGE (batch > message.max.bytes), RECORD_LIST_TOO_LARGE (batch >
+          log.segment.bytes), NOT_ENOUGH_REPLICAS (acks=-1 with ISR < min.insync.replicas;
+          checked before appending);
+        * acks 0 / 1, or acks -1 when no partition appended: called before this method
+          returns, after the local appends;
+        * acks -1: a :class:`DelayedProduce` waits (at most ``timeout_ms``, negative = 0) in the
+          Produce purgatory until every appended partition's high watermark reaches its last
+          offset + 1 (error NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+          min.insync.replicas), leadership is lost (NOT_LEADER_OR_FOLLOWER), or it expires
+          (pending partitions get REQUEST_TIMED_OUT).
+
+        The delayed fetches (and delayed produces when the high watermark moved) of the
+        appended partitions are checked after the callback or the watch.
+        """
+        if required_acks not in VALID_REQUIRED_ACKS:
+            response_callback(
+                {
+                    tp: PartitionResponse(Errors.INVALID_REQUIRED_ACKS)
+                    for tp in entries_per_partition
+                }
+            )
+            return
+        now = self._clock()
+        produce_status: dict[TopicPartition, ProducePartitionStatus] = {}
+        hw_changes: list[tuple[TopicPartition, bool]] = []
+        any_appended = False
+        for tp, records in entries_per_partition.items():
+            try:
+                partition = self._leader_partition_for_append(tp, records, internal_topics_allowed)
+                info, hw_incremented = partition.append_records_to_leader(
+                    records, required_acks, now
+                )
+            except ApiError as e:
+                produce_status[tp] = ProducePartitionStatus(
+                    UNKNOWN_OFFSET, PartitionResponse(e.error)
+                )
+                continue
+            any_appended = True
+            hw_changes.append((tp, hw_incremented))
+            produce_status[tp] = ProducePartitionStatus(
+                info.last_offset + 1,
+                PartitionResponse(
+                    Errors.NONE, info.first_offset, info.log_append_time, info.log_start_offset
+                ),
+            )
+        if required_acks == -1 and any_appended:
+            delayed = DelayedProduce(max(0, timeout_ms), produce_status, self, response_callback)
+            self._produce_purgatory.try_complete_else_watch(delayed, list(produce_status))
+        else:
+            response_callback({tp: s.final_response() for tp, s in produce_status.items()})
+        for tp, hw_incremented in hw_changes:
+            if hw_incremented:
+                self._produce_purgatory.check_and_complete(tp)
+            self._fetch_purgatory.check_and_complete(tp)
+
+    def _leader_partition_for_append(
+        self, tp: TopicPartition, records: Sequence[Record], internal_topics_allowed: bool
+    ) -> Partition:
+        if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
+            raise ApiError(
+                Errors.INVALID_TOPIC_EXCEPTION, f"cannot append to internal topic {tp.topic}"
+            )
+        partition = self._online_partition(tp)
+        if not records:
+            raise ApiError(Errors.INVALID_RECORD, f"no records to append to {tp}")
+        return partition
+
+    def _online_partition(self, tp: TopicPartition) -> Partition:
+        partition = self._partitions.get(tp)
+        if partition is None:
+            raise ApiError(
+                Errors.UNKNOWN_TOPIC_OR_PARTITION, f"broker {self.broker_id} does not host {tp}"
+            )
+        return partition
+
+    # -- fetch ------------------------------------------------------------------------------
+
+    def fetch_messages(
+        self,
+        replica_id: int,
+        fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
+        min_bytes: int,
+        max_wait_ms: int,
+        max_bytes: int,
+        isolation: IsolationLevel,
+        response_callback: FetchResponseCallback,
+    ) -> None:
+        """Read from the leader logs, waiting up to ``max_wait_ms`` for ``min_bytes``.
+
+        ``replica_id >= 0`` is a follower broker: it reads up to the log end offset (so
+        ``isolation`` is ignored) and its fetch offset becomes that follower's log end offset
+        on the leader, which may expand the ISR and move the high watermark (then delayed
+        produces and fetches of the partition are checked). A negative ``replica_id`` is a
+        consumer: it reads up to the high watermark (READ_COMMITTED reads up to the last
+        stable offset, which equals the high watermark: there are no transactions).
+
+        ``max_bytes`` bounds the whole response and each partition's ``max_bytes`` its share;
+        the first partition with data returns at least one whole batch even if larger.
+
+        ``response_callback`` is called exactly once with a :class:`FetchPartitionData` per
+        requested partition (same order): at once if ``max_wait_ms <= 0``, nothing was
+        requested, at least ``min_bytes`` are available or any partition has an error;
+        otherwise when a :class:`DelayedFetch` completes (see there) or expires, and the data
+        is read at that time. Per partition errors: UNKNOWN_TOPIC_OR_PARTITION,
+        NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE (fetch offset outside [log start, log
+        end]), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``current_leader_epoch`` older /
+        newer than the leader's), INVALID_REQUEST (negative partition ``max_bytes``). A
+        follower that is not an assigned replica gets empty records.
+        """
+        if replica_id >= 0:
+            fetch_isolation = FetchIsolation.LOG_END
+        elif isolation == IsolationLevel.READ_COMMITTED:
+            fetch_isolation = FetchIsolation.TXN_COMMITTED
+        else:
+            fetch_isolation = FetchIsolation.HIGH_WATERMARK
+        params = FetchParams(replica_id, max_wait_ms, min_bytes, max_bytes, fetch_isolation)
+        results = self.read_from_local_log(params, fetch_infos)
+        if replica_id >= 0:
+            self._update_follower_fetch_state(replica_id, fetch_infos, results)
+        bytes_readable = 0
+        error_reading = False
+        for result in results.values():
+            bytes_readable += result.info.records_size
+            if result.error is not Errors.NONE:
+                error_reading = True
+        if max_wait_ms <= 0 or not fetch_infos or bytes_readable >= min_bytes or error_reading:
+            response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
+            return
+        status = {
+            tp: FetchPartitionStatus(results[tp].info.fetch_offset_metadata, info)
+            for tp, info in fetch_infos.items()
+        }
+        delayed = DelayedFetch(max_wait_ms, params, status, self, response_callback)
+        self._fetch_purgatory.try_complete_else_watch(delayed, list(status))
+
+    def read_from_local_log(
+        self, params: FetchParams, fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
+    ) -> dict[TopicPartition, LogReadResult]:
+        """Read each partition from its local leader log, now, without waiting.
+
+        The reads follow ``params.isolation`` and share ``params.max_bytes``; the first
+        partition that has data returns at least one whole batch. Only the leader can be read
+        (NOT_LEADER_OR_FOLLOWER otherwise). Errors are per partition (see
+        :meth:`fetch_messages`); nothing raises for a bad request. The coordinator loads its
+        offsets with ``FetchIsolation.LOG_END`` reads.
+        """
+        now = self._clock()
+        limit_bytes = params.max_bytes
+        min_one_message = True
+        results: dict[TopicPartition, LogReadResult] = {}
+        for tp, fetch_info in fetch_infos.items():
+            result = self._read(tp, fetch_info, params.isolation, limit_bytes, min_one_message, now)
+            size = result.info.records_size
+            if size > 0:
+                min_one_message = False
+                limit_bytes = max(0, limit_bytes - size)
+            results[tp] = result
+        return results
+
+    def _read(
+        self,
+        tp: TopicPartition,
+        fetch_info: PartitionFetchInfo,
+        isolation: FetchIsolation,
+        limit_bytes: int,
+        min_one_message: bool,
+        now: int,
+    ) -> LogReadResult:
+        partition = self._partitions.get(tp)
+        try:
+            if partition is None:
+                raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} is not hosted here")
+            if fetch_info.max_bytes < 0:
+                raise ApiError(Errors.INVALID_REQUEST, f"negative max_bytes for {tp}")
+            data = partition.read_records(
+                fetch_info.fetch_offset,
+                fetch_info.current_leader_epoch,
+                min(fetch_info.max_bytes, limit_bytes),
+                isolation,
+                min_one_message,
+            )
+        except ApiError as e:
+            if partition is None:
+                return LogReadResult(
+                    EMPTY_FETCH_DATA_INFO,
+                    UNKNOWN_OFFSET,
+                    UNKNOWN_OFFSET,
+                    UNKNOWN_OFFSET,
+                    UNKNOWN_OFFSET,
+                    now,
+                    e.error,
+                )
+            log = partition.log
+            return LogReadResult(
+                EMPTY_FETCH_DATA_INFO,
+                log.high_watermark,
+                log.log_start_offset,
+                log.log_end_offset,
+                log.high_watermark,
+                now,
+                e.error,
+            )
+        log = partition.log
+        hw = log.high_watermark
+        return LogReadResult(data, hw, log.log_start_offset, log.log_end_offset, hw, now)
+
+    def _update_follower_fetch_state(
+        self,
+        follower_id: int,
+        fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
+        results: dict[TopicPartition, LogReadResult],
+    ) -> None:
+        """Record a follower's fetch position on the leader (replacing results in place)."""
+        for tp, result in results.items():
+            if result.error is not Errors.NONE:
+                continue
+            partition = self._partitions[tp]
+            try:
+                hw_incremented = partition.update_follower_fetch_state(
+                    follower_id,
+                    result.info.fetch_offset_metadata,
+                    fetch_infos[tp].log_start_offset,
+                    result.fetch_time_ms,
+                    result.leader_log_end_offset,
+                )
+            except ApiError:
+                # Not an assigned replica: like Kafka, answer with empty records.
+                results[tp] = LogReadResult(
+                    EMPTY_FETCH_DATA_INFO,
+                    result.high_watermark,
+                    result.leader_log_start_offset,
+                    result.leader_log_end_offset,
+                    result.last_stable_offset,
+                    result.fetch_time_ms,
+                )
+                continue
+            if hw_incremented:
+                self._complete_delayed_requests(tp)
+
+    def _complete_delayed_requests(self, tp: TopicPartition) -> None:
+        self._produce_purgatory.check_and_complete(tp)
+        self._fetch_purgatory.check_and_complete(tp)
+
+    # -- state changes ----------------------------------------------------------------------
+
+    def become_leader_or_follower(
+        self,
+        partition_states: Mapping[TopicPartition, PartitionState],
+        on_leadership_change: LeadershipChangeCallback | None = None,
+    ) -> dict[TopicPartition, Errors]:
+        """Apply the controller's partition states (Kafka's LeaderAndIsr request).
+
+        For each partition (created, with an empty log, if not hosted yet):
+
+        * ``leader_epoch`` not newer than the known epoch: ignored, STALE_CONTROLLER_EPOCH;
+        * this broker not in ``replicas``: ignored, UNKNOWN_TOPIC_OR_PARTITION;
+        * ``leader == broker_id``: becomes (or stays) leader with the given ISR; it stops
+          fetching the partition; a new leader starts with unknown follower positions;
+        * otherwise: becomes a follower of ``leader`` (``-1``: no leader, nothing fetched).
+          On a leader or epoch change its log is truncated to its high watermark (Kafka's
+          behaviour before KIP-101; the model has no leader-epoch cache) and it fetches from
+          the new leader from its log end offset.
+
+        Afterwards the delayed operations of the partitions led here (whose high watermark
+        may have moved with the new ISR) and of those that became followers are checked, so
+        the latter complete with NOT_LEADER_OR_FOLLOWER; then ``on_leadership_change(new_leaders,
+        new_followers)`` is called with the partitions whose role or leader changed (Kafka's
+        hook for the group coordinator). Returns the per-partition error codes.
+        """
+        now = self._clock()
+        errors: dict[TopicPartition, Errors] = {}
+        leaders: dict[TopicPartition, PartitionState] = {}
+        followers: dict[TopicPartition, PartitionState] = {}
+        for tp, state in partition_states.items():
+            partition = self._partitions.get(tp)
+            if partition is not None and state.leader_epoch <= partition.leader_epoch:
+                errors[tp] = Errors.STALE_CONTROLLER_EPOCH
+                continue
+            if self.broker_id not in state.replicas:
+                errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            if partition is None:
+                self._partitions[tp] = Partition(tp, self.broker_id, self.config)
+            errors[tp] = Errors.NONE
+            if state.leader == self.broker_id:
+                leaders[tp] = state
+            else:
+                followers[tp] = state
+        new_leaders = self._make_leaders(leaders, now)
+        new_followers = self._make_followers(followers, now)
+        for tp in (*leaders, *new_followers):
+            self._complete_delayed_requests(tp)
+        if on_leadership_change is not None:
+            on_leadership_change(new_leaders, new_followers)
+        return errors
+
+    def _make_leaders(
+        self, states: Mapping[TopicPartition, PartitionState], now: int
+    ) -> list[TopicPartition]:
+        self._remove_fetcher_for_partitions(states)
+        return [tp for tp, state in states.items() if self._partitions[tp].make_leader(state, now)]
+
+    def _make_followers(
+        self, states: Mapping[TopicPartition, PartitionState], now: int
+    ) -> list[TopicPartition]:
+        changed = [
+            tp for tp, state in states.items() if self._partitions[tp].make_follower(state, now)
+        ]
+        self._remove_fetcher_for_partitions(changed)
+        by_leader: dict[int, dict[TopicPartition, InitialFetchState]] = {}
+        for tp in changed:
+            partition = self._partitions[tp]
+            log = partition.log
+            log.truncate_to(log.high_watermark)
+            leader = states[tp].leader
+            if leader >= 0:
+                by_leader.setdefault(leader, {})[tp] = InitialFetchState(
+                    log.log_end_offset, partition.leader_epoch
+                )
+        for leader, initial_states in by_leader.items():
+            fetcher = self._fetchers.get(leader)
+            if fetcher is None:
+                fetcher = self._fetchers[leader] = ReplicaFetcher(self, leader)
+            fetcher.add_partitions(initial_states)
+        return changed
+
+    def _remove_fetcher_for_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        removed = list(partitions)
+        for leader in list(self._fetchers):
+            fetcher = self._fetchers[leader]
+            fetcher.remove_partitions(removed)
+            if not fetcher.partition_states:
+                del self._fetchers[leader]
+
+    def stop_replica(self, topic_partition: TopicPartition, delete: bool) -> Errors:
+        """Stop the local replica (Kafka's StopReplica request); always returns NONE.
+
+        It stops fetching and is neither leader nor follower any more: requests for it get
+        NOT_LEADER_OR_FOLLOWER. With ``delete`` the partition and its log are removed (requests
+        then get UNKNOWN_TOPIC_OR_PARTITION); otherwise the log and leader epoch are kept for a
+        later :meth:`become_leader_or_follower`. Delayed operations of the partition are
+        checked afterwards, so they complete with that error. Unknown partitions are ignored.
+        """
+        self._remove_fetcher_for_partitions([topic_partition])
+        partition = self._partitions.get(topic_partition)
+        if partition is None:
+            return Errors.NONE
+        if delete:
+            del self._partitions[topic_partition]
+        else:
+            partition.stop()
+        self._complete_delayed_requests(topic_partition)
+        return Errors.NONE
+
+    # -- time -------------------------------------------------------------------------------
+
+    def advance_clock(self, now_ms: int) -> int:
+        """Move time to ``now_ms``: run the ISR expiration check when due, then expire the
+        delayed produces and fetches whose deadline has passed. Returns how many expired.
+
+        The ISR check runs every ``replica.lag.time.max.ms / 2`` (Kafka's isr-expiration
+        task): leaders drop followers that have not caught up for replica.lag.time.max.ms,
+        and if that moves a high watermark the partition's delayed operations are checked.
+
+        Raises:
+            purgatory.ClockWentBackwardsError: ``now_ms`` is earlier than a previous call's.
+        """
+        if now_ms >= self._next_isr_check_ms:
+            self._next_isr_check_ms = now_ms + self._isr_check_interval_ms
+            self._maybe_shrink_isr(now_ms)
+        return self._produce_purgatory.advance_clock(now_ms) + self._fetch_purgatory.advance_clock(
+            now_ms
+        )
+
+    def _maybe_shrink_isr(self, now_ms: int) -> None:
+        for tp, partition in list(self._partitions.items()):
+            if partition.is_leader and partition.maybe_shrink_isr(now_ms):
+                self._complete_delayed_requests(tp)
+
+    def next_deadline(self) -> int | None:
+        """The earliest time at which :meth:`advance_clock` has work: a delayed operation's
+        deadline or the next ISR check (only while this broker leads a partition)."""
+        candidates = [
+            t
+            for t in (
+                self._produce_purgatory.next_deadline(),
+                self._fetch_purgatory.next_deadline(),
+            )
+            if t is not None
+        ]
+        if any(p.is_leader for p in self._partitions.values()):
+            candidates.append(self._next_isr_check_ms)
+        return min(candidates) if candidates else None
+
+    def shutdown(self) -> None:
+        """Stop: drop pending delayed operations unanswered (as Kafka does) and all fetchers.
+
+        Afterwards ``append_messages`` and ``fetch_messages`` that would wait raise
+        ``purgatory.PurgatoryShutdownError``.
+        """
+        self._produce_purgatory.shutdown()
+        self._fetch_purgatory.shutdown()
+        self._fetchers.clear()

@@ -1,0 +1,260 @@
+"""Value types shared by the replica layer and the layers built on it.
+
+Everything here is immutable (frozen attrs) unless stated, so results can be handed to
+callbacks without copies. Offsets are Kafka offsets (``int``); times are milliseconds.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from replica.errors import Errors
+from replica.exceptions import ReplicaArgumentError
+from replica.records import NO_TIMESTAMP, RecordBatch
+
+#: Kafka's ``FetchRequest.CONSUMER_REPLICA_ID``: the ``replica_id`` of a consumer's fetch.
+CONSUMER_REPLICA_ID = -1
+#: Kafka's ``UnifiedLog.UnknownOffset``.
+UNKNOWN_OFFSET = -1
+#: The offsets topic of the group coordinator.
+GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
+#: Topics only brokers may append to (``append_messages(internal_topics_allowed=True)``).
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})
+
+
+@attrs.define(frozen=True, order=True, cache_hash=True)
+class TopicPartition:
+    """A partition of a topic; hashable and ordered by (topic, partition)."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@attrs.define(frozen=True)
+class LogOffsetMetadata:
+    """A position in a log: the offset, the base offset of the segment holding it and the
+    byte position (in that segment) of the batch holding it.
+
+    Two positions are only byte-comparable when they are on the same segment; delayed fetches
+    use that to count the bytes between a fetch position and the end offset.
+    """
+
+    message_offset: int
+    segment_base_offset: int
+    relative_position_in_segment: int
+
+    def on_older_segment(self, that: LogOffsetMetadata) -> bool:
+        """True if this position is on a segment older than ``that``'s."""
+        return self.segment_base_offset < that.segment_base_offset
+
+    def on_same_segment(self, that: LogOffsetMetadata) -> bool:
+        """True if both positions are on the same segment."""
+        return self.segment_base_offset == that.segment_base_offset
+
+    def position_diff(self, that: LogOffsetMetadata) -> int:
+        """Bytes from ``that`` to this position; both must be on the same segment.
+
+        Raises:
+            ReplicaArgumentError: the positions are on different segments.
+        """
+        if self.segment_base_offset != that.segment_base_offset:
+            raise ReplicaArgumentError(
+                f"position_diff needs positions on the same segment, got segments "
+                f"{self.segment_base_offset} and {that.segment_base_offset}"
+            )
+        return self.relative_position_in_segment - that.relative_position_in_segment
+
+
+#: The position of an offset nobody has reported yet (a follower the leader has not heard from).
+UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(UNKNOWN_OFFSET, UNKNOWN_OFFSET, UNKNOWN_OFFSET)
+
+
+class FetchIsolation(enum.Enum):
+    """How far a read may go (Kafka's internal ``FetchIsolation``)."""
+
+    #: Up to the log end offset: follower fetches and the coordinator's loading.
+    LOG_END = "log_end"
+    #: Up to the high watermark: consumers with read_uncommitted.
+    HIGH_WATERMARK = "high_watermark"
+    #: Up to the last stable offset: consumers with read_committed.
+    TXN_COMMITTED = "txn_committed"
+
+
+class IsolationLevel(enum.IntEnum):
+    """A consumer's isolation level as sent in a fetch request."""
+
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1
+
+
+def _non_negative(_instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if value < 0:
+        raise ReplicaArgumentError(f"{attribute.name} must be >= 0, got {value}")
+
+
+@attrs.define(frozen=True)
+class PartitionFetchInfo:
+    """One partition of a fetch: where to read from and how many bytes at most.
+
+    ``current_leader_epoch`` (optional) fences stale leaders: older than the leader's epoch
+    gives FENCED_LEADER_EPOCH, newer gives UNKNOWN_LEADER_EPOCH. ``log_start_offset`` is the
+    fetching follower's log start offset (``UNKNOWN_OFFSET`` for consumers).
+    A negative ``max_bytes`` is answered with INVALID_REQUEST for that partition.
+    """
+
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int | None = None
+    log_start_offset: int = UNKNOWN_OFFSET
+
+
+@attrs.define(frozen=True)
+class FetchParams:
+    """Request-level fetch parameters (Kafka's ``FetchParams``).
+
+    ``replica_id >= 0`` marks a follower broker's fetch; any negative id is a consumer.
+    """
+
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation: FetchIsolation
+
+    @property
+    def is_from_follower(self) -> bool:
+        """True for a follower broker's fetch."""
+        return self.replica_id >= 0
+
+
+@attrs.define(frozen=True)
+class FetchDataInfo:
+    """What a log read returned: the position of the fetch offset and whole batches.
+
+    ``records`` holds whole batches only (Kafka may return a trailing partial batch, which
+    clients drop; the model never returns it). ``records_size`` is their total size in bytes.
+    """
+
+    fetch_offset_metadata: LogOffsetMetadata
+    records: Sequence[RecordBatch]
+    records_size: int
+
+
+EMPTY_FETCH_DATA_INFO = FetchDataInfo(UNKNOWN_OFFSET_METADATA, (), 0)
+
+
+@attrs.define(frozen=True)
+class LogAppendInfo:
+    """Result of a successful append: the offsets assigned and the log's state after it."""
+
+    first_offset: int
+    last_offset: int
+    log_append_time: int
+    log_start_offset: int
+
+
+@attrs.define(frozen=True)
+class FetchPartitionData:
+    """One partition of a fetch response (what ``fetch_messages`` hands its callback).
+
+    ``records`` are whole batches, ``records_size`` their total bytes. ``log_end_offset`` is
+    the leader's log end offset at read time: the model's follower uses it to handle
+    OFFSET_OUT_OF_RANGE where Kafka's follower asks with a ListOffsets request; a consumer-facing
+    layer must not expose it.
+    """
+
+    error: Errors
+    high_watermark: int
+    log_start_offset: int
+    last_stable_offset: int
+    records: Sequence[RecordBatch]
+    records_size: int
+    log_end_offset: int
+
+
+@attrs.define(frozen=True)
+class LogReadResult:
+    """One partition's result of :meth:`ReplicaManager.read_from_local_log`.
+
+    On error, ``info`` is empty and the offsets are the leader's when known, else
+    ``UNKNOWN_OFFSET``. ``leader_log_end_offset`` is internal (Kafka's
+    ``LogReadResult.leaderLogEndOffset``); it is never meant for a consumer.
+    """
+
+    info: FetchDataInfo
+    high_watermark: int
+    leader_log_start_offset: int
+    leader_log_end_offset: int
+    last_stable_offset: int
+    fetch_time_ms: int
+    error: Errors = Errors.NONE
+
+    def to_fetch_partition_data(self) -> FetchPartitionData:
+        """The fetch-response view of this result."""
+        info = self.info
+        return FetchPartitionData(
+            self.error,
+            self.high_watermark,
+            self.leader_log_start_offset,
+            self.last_stable_offset,
+            info.records,
+            info.records_size,
+            self.leader_log_end_offset,
+        )
+
+
+@attrs.define(frozen=True)
+class PartitionResponse:
+    """One partition of a produce response (what ``append_messages`` hands its callback).
+
+    ``base_offset`` is the offset of the first appended record (``UNKNOWN_OFFSET`` on error),
+    ``log_append_time`` the broker time of the append with ``LogAppendTime`` timestamps
+    (else ``NO_TIMESTAMP``), ``log_start_offset`` the partition's log start offset.
+    """
+
+    error: Errors
+    base_offset: int = UNKNOWN_OFFSET
+    log_append_time: int = NO_TIMESTAMP
+    log_start_offset: int = UNKNOWN_OFFSET
+
+
+def _replica_ids(value: Sequence[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
+@attrs.define(frozen=True)
+class PartitionState:
+    """The controller's view of one partition (Kafka's ``LeaderAndIsrPartitionState``).
+
+    Raises:
+        ReplicaArgumentError: ``replicas`` is empty or has duplicates, the ISR is not a
+            non-empty subset of the replicas, the leader is neither a replica nor ``-1`` (no
+            leader), or the epoch is negative.
+    """
+
+    leader: int
+    leader_epoch: int = attrs.field(validator=_non_negative)
+    isr: tuple[int, ...] = attrs.field(converter=_replica_ids)
+    replicas: tuple[int, ...] = attrs.field(converter=_replica_ids)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.replicas or len(set(self.replicas)) != len(self.replicas):
+            raise ReplicaArgumentError(
+                f"replicas must be non-empty and distinct, got {list(self.replicas)}"
+            )
+        if not self.isr or not set(self.isr) <= set(self.replicas):
+            raise ReplicaArgumentError(
+                f"isr must be a non-empty subset of replicas {list(self.replicas)}, "
+                f"got {list(self.isr)}"
+            )
+        if self.leader != -1 and self.leader not in self.replicas:
+            raise ReplicaArgumentError(
+                f"leader must be one of replicas {list(self.replicas)} or -1, got {self.leader}"
+            )

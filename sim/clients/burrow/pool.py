@@ -1,0 +1,471 @@
+"""The Burrow consumer: one poll loop, a fixed worker pool, gap detection, ordered commits.
+
+Modelled on Burrow's Go source (``Pool``, ``WorkerPool``, ``SequenceTracker``,
+``CommitManager``, ``ErrorTracker``); goroutines become event-driven state machines:
+
+* **Poll loop.** Records from the inner :class:`~sim.clients.consumer.Consumer` get a
+  sequence number and are submitted to the job queue, one at a time. A full queue blocks the
+  poll loop (backpressure): the remaining records wait and the consumer is paused (no new
+  fetches) until they are all submitted.
+* **Job queue.** A channel of capacity ``job_queue_size``; a job goes straight to an idle
+  worker when the queue is empty; blocked senders (the poll loop, retries) get in FIFO as
+  room appears, as Go's channel send queue does.
+* **Workers.** ``num_workers`` identical workers; one attempt takes ``processing_time`` and
+  fails with ``failure_probability``. The result goes to the result queue (capacity
+  ``result_queue_size``); a worker whose result does not fit waits, holding no new job.
+* **Result processor.** Handles results in order, ``result_handling_time_us`` each: success
+  marks the sequence processed (the contiguous prefix may grow: ``MessageCommittable``) and
+  resets the consecutive-error count; a failure is retried after
+  ``retry_backoff_base_ms * 2^attempt`` (at most 60 s) by re-submitting the job with the same
+  sequence number, or, out of retries, stays a gap and counts as a consecutive error;
+  ``max_consecutive_errors`` in a row halt the consumer.
+* **Commit manager.** A ticker every ``commit_interval_ms``; a commit sends the committable
+  prefix as per-partition positions (last processed offset + 1) with a synchronous commit
+  that does not stop polling (Burrow commits from its own goroutine). Ticks arriving during a
+  commit collapse into one (Go's ticker drops ticks). ``batch_trigger`` and
+  ``committed_range`` choose Burrow's behaviour or the corrected one (see
+  :class:`~sim.clients.burrow.config.BurrowConfig`). A failed commit changes nothing; the next
+  tick tries again.
+
+Stopping: ``close()`` and the error threshold stop polling and processing (work in progress is
+abandoned), make a final commit of the committable prefix, then close the consumer, which
+reports ``ConsumerHalted`` with the reason (``"closed"`` or ``"error threshold"``).
+``crash()`` stops everything at once with no final commit. A new
+``BurrowConsumer`` for the same group resumes from the committed positions; whatever was
+delivered but not covered by a commit is delivered again (at-least-once).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from replica.errors import Errors
+from replica.types import TopicPartition
+from sim.clients.burrow.config import BurrowConfig
+from sim.clients.burrow.gap import MessageInfo, commit_positions
+from sim.clients.burrow.tracker import CommitPlan, GapTracker, Ticket
+from sim.clients.consumer import Consumer, ConsumerRecord
+from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.errors import ClientConfigError, ClientStateError
+from sim.clients.events import (
+    ClientRecorder,
+    MessageCommittable,
+    MessageProcessed,
+    ProcessingOutcome,
+)
+from sim.clients.network import ClientNetwork, MetadataView
+from sim.engine import Repeating, Scheduler, every
+
+__all__ = ["BurrowConsumer", "ProcessFunc"]
+
+ProcessFunc = Callable[[MessageInfo, int], tuple[int, bool]]
+"""Burrow's ProcessFunc, simulated: given a message and the attempt number (from 0), return
+how long the attempt takes (us, >= 0) and whether it succeeds."""
+
+_US_PER_MS = 1000
+_MAX_BACKOFF_US = 60_000_000
+
+
+class _Job:
+    """One processing attempt of a message (Burrow's ``Job``)."""
+
+    __slots__ = ("attempt", "info", "submitted_us", "ticket")
+
+    def __init__(self, ticket: Ticket, info: MessageInfo, attempt: int, submitted_us: int) -> None:
+        self.ticket = ticket
+        self.info = info
+        self.attempt = attempt
+        self.submitted_us = submitted_us
+
+
+class _Result:
+    __slots__ = ("job", "ok")
+
+    def __init__(self, job: _Job, ok: bool) -> None:
+        self.job = job
+        self.ok = ok
+
+
+class BurrowConsumer:
+    """A Burrow pool over an inner consumer of ``partitions`` (sans-IO, simulator clock).
+
+    ``consumer_config`` must name a ``group_id`` and disable auto-commit (Burrow requires
+    ``enable.auto.commit=false``); raises ClientConfigError otherwise. ``process`` replaces the
+    configured ``processing_time`` / ``failure_probability`` draw (a scripted workload).
+    """
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        network: ClientNetwork,
+        metadata: MetadataView,
+        config: BurrowConfig,
+        consumer_config: ConsumerConfig,
+        *,
+        partitions: Iterable[TopicPartition],
+        rng: random.Random,
+        recorder: ClientRecorder,
+        client_id: str = "burrow",
+        process: ProcessFunc | None = None,
+    ) -> None:
+        if consumer_config.group_id is None:
+            raise ClientConfigError("the Burrow consumer needs consumer_config.group_id")
+        if consumer_config.enable_auto_commit:
+            raise ClientConfigError(
+                "the Burrow consumer commits itself: consumer_config.enable_auto_commit "
+                "must be False"
+            )
+        self.config = config
+        self.client_id = client_id
+        self._scheduler = scheduler
+        self._rng = rng
+        self._recorder = recorder
+        self._process = process if process is not None else self._draw
+        self._consumer = Consumer(
+            scheduler, network, metadata, consumer_config,
+            rng=rng, recorder=recorder, client_id=client_id, on_records=self._on_records,
+        )  # fmt: skip
+        self._consumer.assign(partitions)
+        self._tracker = GapTracker(per_partition=config.tracking == "per_partition")
+        # poll loop
+        self._poll_buffer: deque[ConsumerRecord] = deque()
+        self._poll_blocked = False
+        # job queue and workers
+        self._jobs: deque[_Job] = deque()
+        self._blocked_senders: deque[_Job] = deque()
+        self._idle_workers = config.num_workers
+        # result queue and processor
+        self._results: deque[_Result] = deque()
+        self._blocked_results: deque[_Result] = deque()
+        self._result_busy = False
+        # error tracker
+        self.consecutive_errors = 0
+        # commit manager
+        self._ticker: Repeating | None = None
+        self._committing = False
+        self._pending_tick = False
+        self._final_commit = False
+        self._halt_reason = ""
+        self.messages_since_commit = 0
+        # life cycle
+        self._epoch = 0  # bumped when stopping: callbacks of an older epoch are stale
+        self.started = False
+        self.halted = False
+        self.stopped = False
+        # statistics
+        self.processed = 0
+        self.failed = 0
+        self.commits = 0
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def consumer(self) -> Consumer:
+        """The inner consumer (positions, committed offsets)."""
+        return self._consumer
+
+    @property
+    def tracker(self) -> GapTracker:
+        return self._tracker
+
+    @property
+    def queued_jobs(self) -> int:
+        """Jobs in the job queue (not counting blocked senders)."""
+        return len(self._jobs)
+
+    @property
+    def poll_blocked(self) -> bool:
+        """True while the poll loop waits for room in the job queue."""
+        return self._poll_blocked
+
+    @property
+    def busy_workers(self) -> int:
+        return self.config.num_workers - self._idle_workers
+
+    def start(self) -> None:
+        """Start the consumer (it resumes from the group's committed positions), the workers
+        and the commit ticker. Raises ClientStateError if called twice."""
+        if self.started:
+            raise ClientStateError("start() was already called")
+        self.started = True
+        self._consumer.start()
+        self._ticker = every(
+            self._scheduler, self.config.commit_interval_ms * _US_PER_MS, self._on_tick
+        )
+
+    def close(self) -> None:
+        """Stop polling and processing, make a final commit, close the consumer."""
+        self._halt("closed")
+
+    def crash(self) -> None:
+        """Stop at once: no final commit; in-flight work and pending commits are lost."""
+        if self.stopped:
+            return
+        self._shut_down()
+        self._final_commit = False
+        self.stopped = True
+        self._consumer.crash()
+
+    # -- poll loop ------------------------------------------------------------------------------
+
+    def _on_records(self, records: list[ConsumerRecord]) -> None:
+        self._poll_buffer.extend(records)
+        self._poll()
+
+    def _poll(self) -> None:
+        buffer = self._poll_buffer
+        now = self._scheduler.now
+        while buffer and not self._poll_blocked and not self.halted:
+            record = buffer.popleft()
+            info = MessageInfo(record.tp, record.offset, record.message_id)
+            job = _Job(self._tracker.assign(info), info, 0, now)
+            if self._submit(job):
+                self.messages_since_commit += 1
+            else:
+                self._poll_blocked = True
+        if self.halted:
+            return
+        if buffer or self._poll_blocked:
+            self._consumer.pause()
+        else:
+            self._consumer.resume()
+
+    # -- job queue and workers ------------------------------------------------------------------
+
+    def _submit(self, job: _Job) -> bool:
+        """Offer ``job`` to the job channel; False if the sender must block (then it is
+        queued as a blocked sender and gets in when room appears)."""
+        if self._idle_workers and not self._jobs:
+            self._idle_workers -= 1
+            self._start(job)
+            return True
+        if len(self._jobs) < self.config.job_queue_size:
+            self._jobs.append(job)
+            return True
+        self._blocked_senders.append(job)
+        return False
+
+    def _unblock_sender(self) -> _Job | None:
+        """Let the first blocked sender complete its send; returns its job."""
+        if not self._blocked_senders:
+            return None
+        job = self._blocked_senders.popleft()
+        if job.attempt == 0:  # the poll loop's send completed: it runs again
+            self._poll_blocked = False
+            self.messages_since_commit += 1
+            self._scheduler.call_later(0, self._epoch_guard(self._poll))
+        return job
+
+    def _worker_free(self) -> None:
+        """A worker finished handing its result over: give it the next job, or idle it."""
+        job: _Job | None
+        if self._jobs:
+            job = self._jobs.popleft()
+            sender = self._unblock_sender()
+            if sender is not None:
+                self._jobs.append(sender)
+        else:
+            job = self._unblock_sender()  # a zero-capacity channel hands over directly
+        if job is None:
+            self._idle_workers += 1
+        else:
+            self._start(job)
+
+    def _draw(self, _info: MessageInfo, _attempt: int) -> tuple[int, bool]:
+        duration = self.config.processing_time.sample(self._rng)
+        return duration, self._rng.random() >= self.config.failure_probability
+
+    def _start(self, job: _Job) -> None:
+        started = self._scheduler.now
+        duration, ok = self._process(job.info, job.attempt)
+        self._scheduler.call_later(
+            duration, self._epoch_guard(lambda: self._finished(job, started, ok))
+        )
+
+    def _finished(self, job: _Job, started: int, ok: bool) -> None:
+        if ok:
+            outcome = ProcessingOutcome.OK
+        elif job.attempt < self.config.max_retries:
+            outcome = ProcessingOutcome.RETRY
+        else:
+            outcome = ProcessingOutcome.FAILED
+        info = job.info
+        self._recorder.record(MessageProcessed(
+            self._scheduler.now, self.client_id, info.message_id, info.tp.topic,
+            info.tp.partition, info.offset, job.submitted_us, started, job.attempt, outcome,
+        ))  # fmt: skip
+        result = _Result(job, ok)
+        if self.halted:
+            return  # the pool is shutting down: the result is dropped, the worker stops
+        if self._push_result(result):
+            self._worker_free()
+
+    # -- result processor -----------------------------------------------------------------------
+
+    def _push_result(self, result: _Result) -> bool:
+        """Send ``result`` to the result channel; False if the worker must wait."""
+        if not self._result_busy and not self._results:
+            self._process_result(result)
+            return True
+        if len(self._results) < self.config.result_queue_size:
+            self._results.append(result)
+            return True
+        self._blocked_results.append(result)
+        return False
+
+    def _process_result(self, result: _Result) -> None:
+        handling = self.config.result_handling_time_us
+        if handling == 0:
+            self._handle(result)
+            return
+        self._result_busy = True
+        self._scheduler.call_later(handling, self._epoch_guard(lambda: self._handled(result)))
+
+    def _handled(self, result: _Result) -> None:
+        self._result_busy = False
+        self._handle(result)
+        if self.halted or not self._results:
+            return
+        following = self._results.popleft()
+        if self._blocked_results:
+            self._results.append(self._blocked_results.popleft())
+            self._worker_free()  # that worker's send completed
+        self._process_result(following)
+
+    def _handle(self, result: _Result) -> None:
+        if self.halted:
+            return
+        job = result.job
+        if result.ok:
+            self.processed += 1
+            self.consecutive_errors = 0
+            now = self._scheduler.now
+            for info in self._tracker.mark_processed(job.ticket):
+                self._recorder.record(MessageCommittable(
+                    now, self.client_id, info.message_id, info.tp.topic, info.tp.partition,
+                    info.offset,
+                ))  # fmt: skip
+            if self.config.batch_trigger == "immediate":
+                self._maybe_batch_commit()
+        elif job.attempt < self.config.max_retries:
+            backoff = min(
+                self.config.retry_backoff_base_ms * _US_PER_MS * (1 << job.attempt),
+                _MAX_BACKOFF_US,
+            )
+            self._scheduler.call_later(backoff, self._epoch_guard(lambda: self._retry(job)))
+        else:
+            self.failed += 1
+            self._tracker.mark_failed(job.ticket)
+            self.consecutive_errors += 1
+            if self.consecutive_errors >= self.config.max_consecutive_errors:
+                self._halt("error threshold")
+
+    def _retry(self, job: _Job) -> None:
+        if not self.halted:
+            self._submit(_Job(job.ticket, job.info, job.attempt + 1, self._scheduler.now))
+
+    # -- commit manager -------------------------------------------------------------------------
+
+    def _on_tick(self) -> None:
+        if self._committing:
+            self._pending_tick = True  # Go's ticker keeps at most one tick
+            return
+        self._try_commit("interval")
+
+    def _maybe_batch_commit(self) -> None:
+        if not self._committing and self._tracker.committable_backlog >= (
+            self.config.commit_batch_size
+        ):
+            self._try_commit("batch")
+
+    def _try_commit(self, trigger: str) -> None:
+        plan = self._tracker.plan()
+        if plan.empty:
+            self._commit_done(trigger)
+            return
+        self._committing = True
+        self._consumer.commit_sync(
+            commit_positions(plan.offsets),
+            self._epoch_guard_commit(plan, trigger),
+            block_delivery=False,
+            trigger=trigger,
+        )
+
+    def _epoch_guard_commit(self, plan: CommitPlan, trigger: str) -> Callable[[Errors], None]:
+        epoch = self._epoch
+
+        def done(error: Errors) -> None:
+            if epoch == self._epoch or self._final_commit:
+                self._committed(plan, trigger, error)
+
+        return done
+
+    def _committed(self, plan: CommitPlan, trigger: str, error: Errors) -> None:
+        self._committing = False
+        if error == Errors.NONE:
+            self.commits += 1
+            if self.config.committed_range == "recomputed":
+                plan = self._tracker.plan()  # Burrow reads the committable range again here
+            self._tracker.commit(plan)
+            self.messages_since_commit = 0
+        self._commit_done(trigger)
+
+    def _commit_done(self, trigger: str) -> None:
+        """What Burrow's commit loop does after a commit attempt returns."""
+        if self._final_commit:
+            if trigger != "final":
+                self._try_commit("final")  # the shutdown commit waited for this one
+            else:
+                self._consumer.close(reason=self._halt_reason)
+                self.stopped = True
+            return
+        if self._batch_due(trigger):
+            self._try_commit("batch")
+        elif self._pending_tick:
+            self._pending_tick = False
+            self._try_commit("interval")
+
+    def _batch_due(self, trigger: str) -> bool:
+        """Burrow checks its counter of polled messages only right after an interval commit;
+        the corrected trigger looks at the committable backlog after every commit."""
+        batch = self.config.commit_batch_size
+        if self.config.batch_trigger == "after_timer":
+            return trigger == "interval" and self.messages_since_commit >= batch
+        return self._tracker.committable_backlog >= batch
+
+    # -- life cycle -----------------------------------------------------------------------------
+
+    def _halt(self, reason: str) -> None:
+        """Stop polling and processing; one final commit, then close the consumer."""
+        if self.halted or self.stopped:
+            return
+        self._shut_down()
+        self._halt_reason = reason
+        self._final_commit = True
+        if not self._committing:
+            self._try_commit("final")
+
+    def _shut_down(self) -> None:
+        self.halted = True
+        self._epoch += 1
+        if self._ticker is not None:
+            self._ticker.cancel()
+        self._consumer.pause()
+        self._poll_buffer.clear()
+        self._jobs.clear()
+        self._blocked_senders.clear()
+        self._results.clear()
+        self._blocked_results.clear()
+        self._poll_blocked = False
+
+    def _epoch_guard(self, action: Callable[[], None]) -> Callable[[], None]:
+        """``action`` wrapped so that it does nothing once the pool has stopped."""
+        epoch = self._epoch
+
+        def guarded() -> None:
+            if epoch == self._epoch:
+                action()
+
+        return guarded

@@ -1,0 +1,632 @@
+"""A simulated Kafka consumer: manual assignment, long-poll fetches, offset commits.
+
+Lifecycle: ``assign`` partitions, ``start``. With a ``group_id`` the consumer first asks the
+coordinator for the group's committed positions (OffsetFetch) and resumes from them; a
+partition without one starts at ``auto_offset_reset`` (ListOffsets to its leader). Then it
+keeps one fetch in flight per leader broker, carrying every fetchable partition that broker
+leads, with ``fetch_min_bytes`` / ``fetch_max_wait_ms``.
+
+The application, like a Java poll loop: fetched records are *held* until the application
+polls; a poll returns every held record and moves the consumed positions past them. While
+records are held no new fetch is sent (one round of fetches is pipelined with processing, as
+Java's consumer does). Two kinds of application:
+
+* built in (no ``on_records``): processes the polled records one at a time, each taking
+  ``processing_time`` (``MessageProcessed`` after each), then polls again; with
+  ``manual_commit`` it commits the consumed positions after each batch (``"sync"``: blocking,
+  ``"async"``: not);
+* ``on_records``: a callback receives each poll's records at once and does its own processing
+  (the Burrow consumer's poll loop); the consumer polls again immediately.
+
+Commits (positions are "next offset to read"):
+
+* ``commit_sync``: retries retriable errors until ``default_api_timeout_ms``; by default it
+  also blocks delivery (no new fetches, records held back) until it completes, as a Java
+  application thread blocked in ``commitSync`` does. ``block_delivery=False`` models a commit
+  made from another thread (Burrow's commit goroutine) while polling continues.
+* ``commit_async``: one attempt, never blocks.
+* automatic: with ``enable_auto_commit``, an async commit of the consumed positions every
+  ``auto_commit_interval_ms``; Java commits inside ``poll()``, so a commit falling due while the
+  built-in application is processing waits for its next poll. ``close`` commits synchronously.
+
+There is no group membership (no JoinGroup/heartbeats): the model's coordinator has none yet,
+so the consumer behaves like Kafka's ``assign()``-mode consumer that commits for a group.
+``crash`` stops the consumer at once without committing (a killed process).
+
+Errors: NOT_LEADER_OR_FOLLOWER and similar fetch errors refresh metadata; OFFSET_OUT_OF_RANGE
+resets the partition with ``auto_offset_reset``; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
+refresh metadata before a commit is retried. A paused consumer sends no new fetch, but the
+records of fetches already in flight are still delivered.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from apis.fetch import FetchRequest, FetchResponse
+from apis.list_offsets import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
+from apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitResponse,
+)
+from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from replica.errors import Errors
+from replica.records import Record
+from replica.types import PartitionFetchInfo, TopicPartition
+from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.errors import ClientStateError
+from sim.clients.events import (
+    ClientRecorder,
+    CommitCompleted,
+    ConsumerHalted,
+    MessageCommitted,
+    MessageDelivered,
+    MessageProcessed,
+    ProcessingOutcome,
+)
+from sim.clients.ledger import CommitLedger
+from sim.clients.network import ClientNetwork, MetadataView
+from sim.clients.records import message_id_of
+from sim.engine import Event, Repeating, Scheduler, every
+
+__all__ = ["CommitCallback", "Consumer", "ConsumerRecord"]
+
+_US_PER_MS = 1000
+_COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
+_METADATA_ERRORS = frozenset(
+    {
+        Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.LEADER_NOT_AVAILABLE,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.FENCED_LEADER_EPOCH,
+        Errors.UNKNOWN_LEADER_EPOCH,
+        Errors.KAFKA_STORAGE_ERROR,
+    }
+)
+
+CommitCallback = Callable[[Errors], None]
+"""Called once with the commit's outcome (``Errors.NONE`` on success)."""
+
+
+@attrs.frozen
+class ConsumerRecord:
+    """A record as the application receives it. ``message_id`` is -1 for foreign records."""
+
+    tp: TopicPartition
+    offset: int
+    message_id: int
+    record: Record
+
+
+class _Request:
+    """An outstanding request: its timeout timer, and whether it is already settled."""
+
+    __slots__ = ("done", "timer")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.timer: Event | None = None
+
+
+class Consumer:
+    """A consumer of assigned partitions (sans-IO, on the simulator's clock)."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        network: ClientNetwork,
+        metadata: MetadataView,
+        config: ConsumerConfig | None = None,
+        *,
+        rng: random.Random,
+        recorder: ClientRecorder,
+        client_id: str = "consumer",
+        on_records: Callable[[list[ConsumerRecord]], None] | None = None,
+    ) -> None:
+        self.config = config if config is not None else ConsumerConfig()
+        self._rng = rng
+        self.client_id = client_id
+        self.on_records = on_records
+        self._scheduler = scheduler
+        self._network = network
+        self._metadata = metadata
+        self._recorder = recorder
+        self._assigned: list[TopicPartition] = []
+        self._positions: dict[TopicPartition, int] = {}  # consumed: next offset to deliver
+        self._fetch_offsets: dict[TopicPartition, int] = {}  # next offset to fetch
+        self._committed: dict[TopicPartition, int] = {}  # last successfully committed
+        self._fetching: set[int] = set()  # brokers with a fetch in flight
+        self._held: list[ConsumerRecord] = []  # fetched, not yet polled by the application
+        self._app_queue: deque[ConsumerRecord] = deque()  # polled, not yet processed
+        self._app_busy = False
+        self._auto_commit_due = False
+        self._ledger = CommitLedger()
+        self._delivery_blocks = 0
+        self._paused = False
+        self._refreshing = False
+        self._auto_commit: Repeating | None = None
+        self.started = False
+        self.stopped = False
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def assignment(self) -> tuple[TopicPartition, ...]:
+        return tuple(self._assigned)
+
+    def position(self, tp: TopicPartition) -> int | None:
+        """Next offset the application will receive from ``tp`` (None until known)."""
+        return self._positions.get(tp)
+
+    def committed(self, tp: TopicPartition) -> int | None:
+        """The last position this consumer committed successfully for ``tp``."""
+        return self._committed.get(tp)
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Set the partitions to consume; only before ``start``. Raises ClientStateError."""
+        if self.started:
+            raise ClientStateError("assign() must be called before start()")
+        self._assigned = list(dict.fromkeys(partitions))
+
+    def start(self) -> None:
+        """Look up the starting positions, then fetch. Raises ClientStateError if called twice
+        or with no assignment."""
+        if self.started:
+            raise ClientStateError("start() was already called")
+        if not self._assigned:
+            raise ClientStateError("assign() at least one partition before start()")
+        self.started = True
+        if self.config.group_id is not None:
+            self._fetch_committed(tuple(self._assigned))
+        else:
+            self._reset_offsets(self._assigned)
+        if self.config.group_id is not None and self.config.enable_auto_commit:
+            self._auto_commit = every(
+                self._scheduler, self.config.auto_commit_interval_ms * _US_PER_MS, self._auto
+            )
+
+    def pause(self) -> None:
+        """Stop sending fetches (fetches in flight still deliver)."""
+        self._paused = True
+
+    def resume(self) -> None:
+        """Fetch again after ``pause``."""
+        if self._paused:
+            self._paused = False
+            self._maybe_fetch()
+
+    def commit_sync(
+        self,
+        offsets: Mapping[TopicPartition, int] | None = None,
+        on_done: CommitCallback | None = None,
+        *,
+        block_delivery: bool = True,
+        trigger: str = "sync",
+    ) -> None:
+        """Commit ``offsets`` (default: the consumed positions), retrying retriable errors
+        until ``default_api_timeout_ms``; then call ``on_done(error)``."""
+        deadline = self._scheduler.now + self.config.default_api_timeout_ms * _US_PER_MS
+        if block_delivery:
+            self._delivery_blocks += 1
+            user_done = on_done
+
+            def on_done(error: Errors) -> None:
+                self._delivery_blocks -= 1
+                if user_done is not None:
+                    user_done(error)
+                if not self._delivery_blocks:
+                    self._release_held()
+
+        self._commit(offsets, on_done, deadline, trigger)
+
+    def commit_async(
+        self,
+        offsets: Mapping[TopicPartition, int] | None = None,
+        on_done: CommitCallback | None = None,
+        *,
+        trigger: str = "async",
+    ) -> None:
+        """Commit ``offsets`` (default: the consumed positions) once, without retrying."""
+        self._commit(offsets, on_done, None, trigger)
+
+    def close(self, on_done: Callable[[], None] | None = None, *, reason: str = "closed") -> None:
+        """Stop consuming; with auto-commit, commit the consumed positions first. Then report
+        ``ConsumerHalted(reason)`` and call ``on_done()``."""
+        if self.stopped:
+            return
+        self.pause()
+
+        def finish(_error: Errors = Errors.NONE) -> None:
+            self._stop(reason)
+            if on_done is not None:
+                on_done()
+
+        if self.started and self.config.group_id is not None and self.config.enable_auto_commit:
+            self.commit_sync(None, finish, block_delivery=False, trigger="final")
+        else:
+            finish()
+
+    def crash(self) -> None:
+        """Stop at once, committing nothing; responses still on their way are ignored."""
+        if not self.stopped:
+            self._stop("crashed")
+
+    # -- offsets at start ---------------------------------------------------------------------
+
+    def _fetch_committed(self, partitions: tuple[TopicPartition, ...]) -> None:
+        group_id = self.config.group_id
+        assert group_id is not None
+        coordinator = self._metadata.coordinator_for(group_id)
+        if coordinator is None:
+            self._after_refresh(lambda: self._fetch_committed(partitions))
+            return
+        request = OffsetFetchRequest(group_id, partitions)
+
+        def answered(response: OffsetFetchResponse | None) -> None:
+            error = Errors.REQUEST_TIMED_OUT if response is None else response.error
+            if error != Errors.NONE:
+                if error in _COORDINATOR_ERRORS:
+                    self._after_refresh(lambda: self._fetch_committed(partitions))
+                else:
+                    self._later(lambda: self._fetch_committed(partitions))
+                return
+            assert response is not None
+            missing = []
+            for tp in partitions:
+                answer = response.offsets.get(tp)
+                if answer is not None and answer.error == Errors.NONE and answer.offset >= 0:
+                    self._set_position(tp, answer.offset)
+                    self._committed[tp] = answer.offset
+                else:
+                    missing.append(tp)
+            self._reset_offsets(missing)
+            self._maybe_fetch()
+
+        self._send(coordinator, request, answered)
+
+    def _reset_offsets(self, partitions: Iterable[TopicPartition]) -> None:
+        timestamp = (
+            EARLIEST_TIMESTAMP
+            if self.config.auto_offset_reset == "earliest"
+            else (LATEST_TIMESTAMP)
+        )
+        by_leader: dict[int, list[TopicPartition]] = {}
+        unknown: list[TopicPartition] = []
+        for tp in partitions:
+            self._positions.pop(tp, None)
+            self._fetch_offsets.pop(tp, None)
+            leader = self._metadata.leader_for(tp)
+            if leader is None:
+                unknown.append(tp)
+            else:
+                by_leader.setdefault(leader, []).append(tp)
+        if unknown:
+            self._after_refresh(lambda: self._reset_offsets(unknown))
+        for leader, tps in by_leader.items():
+            request = ListOffsetsRequest({tp: timestamp for tp in tps})
+
+            def answered(
+                response: ListOffsetsResponse | None, tps: list[TopicPartition] = tps
+            ) -> None:
+                retry: list[TopicPartition] = []
+                for tp in tps:
+                    answer = None if response is None else response.responses.get(tp)
+                    if answer is not None and answer.error == Errors.NONE:
+                        self._set_position(tp, answer.offset)
+                    else:
+                        retry.append(tp)
+                if retry:
+                    self._after_refresh(lambda: self._reset_offsets(retry))
+                self._maybe_fetch()
+
+            self._send(leader, request, answered)
+
+    def _set_position(self, tp: TopicPartition, offset: int) -> None:
+        self._positions[tp] = offset
+        self._fetch_offsets[tp] = offset
+
+    # -- fetching -----------------------------------------------------------------------------
+
+    def _maybe_fetch(self) -> None:
+        if self.stopped or self._paused or self._delivery_blocks or self._held:
+            return
+        by_leader: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
+        leaderless = False
+        for tp in self._assigned:
+            offset = self._fetch_offsets.get(tp)
+            if offset is None:
+                continue
+            leader = self._metadata.leader_for(tp)
+            if leader is None:
+                leaderless = True
+            elif leader not in self._fetching:
+                info = PartitionFetchInfo(offset, self.config.max_partition_fetch_bytes)
+                by_leader.setdefault(leader, {})[tp] = info
+        if leaderless:
+            self._after_refresh(self._maybe_fetch)
+        for leader, fetch_data in by_leader.items():
+            self._fetching.add(leader)
+            request = FetchRequest(
+                fetch_data,
+                max_wait_ms=self.config.fetch_max_wait_ms,
+                min_bytes=self.config.fetch_min_bytes,
+                max_bytes=self.config.fetch_max_bytes,
+            )
+            self._send(leader, request, self._fetch_callback(leader, request))
+
+    def _fetch_callback(
+        self, leader: int, request: FetchRequest
+    ) -> Callable[[FetchResponse | None], None]:
+        return lambda response: self._fetched(leader, request, response)
+
+    def _fetched(self, leader: int, request: FetchRequest, response: FetchResponse | None) -> None:
+        self._fetching.discard(leader)
+        if response is None:  # timed out
+            self._later(self._maybe_fetch)
+            return
+        records: list[ConsumerRecord] = []
+        refresh = response.error in _METADATA_ERRORS
+        backoff = response.error != Errors.NONE
+        reset: list[TopicPartition] = []
+        for tp, data in response.responses.items():
+            info = request.fetch_data.get(tp)
+            if info is None or self._fetch_offsets.get(tp) != info.fetch_offset:
+                continue  # not asked for, or the position moved meanwhile
+            if data.error == Errors.NONE:
+                offset = info.fetch_offset
+                for batch in data.records:
+                    for index, record in enumerate(batch.records):
+                        record_offset = batch.base_offset + index
+                        if record_offset < offset:
+                            continue
+                        message_id = message_id_of(record)
+                        records.append(
+                            ConsumerRecord(
+                                tp, record_offset, -1 if message_id is None else message_id, record
+                            )
+                        )
+                        offset = record_offset + 1
+                self._fetch_offsets[tp] = offset
+            elif data.error == Errors.OFFSET_OUT_OF_RANGE:
+                reset.append(tp)
+            elif data.error in _METADATA_ERRORS:
+                refresh = True
+            else:  # NETWORK_EXCEPTION (broker down), REQUEST_TIMED_OUT, ...: try again later
+                backoff = True
+        if records:
+            self._deliver(records)
+        if reset:
+            self._reset_offsets(reset)
+        if refresh:
+            self._after_refresh(self._maybe_fetch)
+        elif backoff:
+            self._later(self._maybe_fetch)
+        else:
+            self._maybe_fetch()
+
+    def _deliver(self, records: list[ConsumerRecord]) -> None:
+        """A fetch completed: the records wait until the application polls."""
+        self._held.extend(records)
+        if not self._app_busy and not self._delivery_blocks:
+            self._poll_records()
+
+    def _poll_records(self) -> None:
+        """The application's ``poll()``: it receives every held record at once."""
+        records, self._held = self._held, []
+        if records and not self.stopped:
+            now = self._scheduler.now
+            track = self.config.group_id is not None
+            for r in records:
+                self._positions[r.tp] = r.offset + 1
+                if track:
+                    self._ledger.delivered(r.tp, r.offset, r.message_id)
+                self._recorder.record(
+                    MessageDelivered(
+                        now, self.client_id, r.message_id, r.tp.topic, r.tp.partition, r.offset
+                    )
+                )
+            if self.on_records is not None:
+                self.on_records(records)
+            else:
+                self._app_busy = True
+                self._app_queue.extend(records)
+                self._process_next()
+        self._maybe_fetch()
+
+    # -- the built-in application (no on_records): process, then poll again ----------------------
+
+    def _process_next(self) -> None:
+        while self._app_queue and not self.stopped:
+            record = self._app_queue[0]
+            started = self._scheduler.now
+            duration = self.config.processing_time.sample(self._rng)
+            if duration:
+                self._scheduler.call_later(duration, self._processed_later(record, started))
+                return
+            self._processed(record, started, resume=False)
+        if not self.stopped:
+            self._app_poll()
+
+    def _processed_later(self, record: ConsumerRecord, started: int) -> Callable[[], None]:
+        return lambda: self._processed(record, started)
+
+    def _processed(self, record: ConsumerRecord, started: int, *, resume: bool = True) -> None:
+        if self.stopped:
+            return
+        self._app_queue.popleft()
+        tp = record.tp
+        self._recorder.record(
+            MessageProcessed(
+                self._scheduler.now, self.client_id, record.message_id, tp.topic, tp.partition,
+                record.offset, started, started, 0, ProcessingOutcome.OK,
+            )
+        )  # fmt: skip
+        if resume:
+            self._process_next()
+
+    def _app_poll(self) -> None:
+        """The application finished a batch and calls ``poll()`` again: commit as configured
+        (a due auto-commit, or the manual commit after every batch), then take what is held."""
+        self._app_busy = False
+        if self.config.group_id is not None:
+            if self._auto_commit_due:
+                self._auto_commit_due = False
+                self.commit_async(None, trigger="auto")
+            if self.config.manual_commit == "async":
+                self.commit_async(None)
+            elif self.config.manual_commit == "sync":
+                self._app_busy = True  # blocked in commitSync
+
+                def committed(_error: Errors) -> None:
+                    self._app_busy = False
+
+                self.commit_sync(None, committed)
+                return
+        self._poll_records()
+
+    def _release_held(self) -> None:
+        if not self._app_busy and not self._delivery_blocks and not self.stopped:
+            self._poll_records()
+
+    # -- commits ----------------------------------------------------------------------------------
+
+    def _auto(self) -> None:
+        if self._app_busy or self._delivery_blocks:
+            self._auto_commit_due = True  # Java auto-commits inside poll(): at the next one
+        else:
+            self.commit_async(None, trigger="auto")
+
+    def _commit(
+        self,
+        offsets: Mapping[TopicPartition, int] | None,
+        on_done: CommitCallback | None,
+        deadline: int | None,
+        trigger: str,
+    ) -> None:
+        group_id = self.config.group_id
+        if group_id is None:
+            raise ClientStateError("cannot commit without a group_id")
+        positions = dict(self._positions if offsets is None else offsets)
+        started = self._scheduler.now
+
+        def finish(error: Errors) -> None:
+            if error == Errors.NONE:
+                self._committed_ok(positions)
+            self._recorder.record(
+                CommitCompleted(
+                    self._scheduler.now,
+                    self.client_id,
+                    group_id,
+                    started,
+                    tuple((tp.topic, tp.partition, o) for tp, o in sorted(positions.items())),
+                    error,
+                    trigger,
+                )
+            )
+            if on_done is not None:
+                on_done(error)
+
+        def attempt() -> None:
+            if self.stopped:
+                return
+            coordinator = self._metadata.coordinator_for(group_id)
+            if coordinator is None:
+                retry_or_fail(Errors.COORDINATOR_NOT_AVAILABLE)
+                return
+            request = OffsetCommitRequest(
+                group_id, {tp: OffsetCommitRequestPartition(o) for tp, o in positions.items()}
+            )
+            self._send(coordinator, request, answered)
+
+        def answered(response: OffsetCommitResponse | None) -> None:
+            if response is None:
+                retry_or_fail(Errors.REQUEST_TIMED_OUT)
+                return
+            errors = [e for e in response.errors.values() if e != Errors.NONE]
+            if not errors:
+                finish(Errors.NONE)
+            else:
+                retry_or_fail(errors[0])
+
+        def retry_or_fail(error: Errors) -> None:
+            if deadline is None or not error.is_retriable or self._scheduler.now >= deadline:
+                finish(error)
+            elif error in _COORDINATOR_ERRORS:
+                self._after_refresh(attempt)
+            else:
+                self._later(attempt)
+
+        if not positions:
+            finish(Errors.NONE)
+        else:
+            attempt()
+
+    def _committed_ok(self, positions: Mapping[TopicPartition, int]) -> None:
+        now = self._scheduler.now
+        for tp, position in positions.items():
+            if position > self._committed.get(tp, -1):
+                self._committed[tp] = position
+            for offset, message_id in self._ledger.committed(tp, position):
+                self._recorder.record(
+                    MessageCommitted(
+                        now, self.client_id, message_id, tp.topic, tp.partition, offset
+                    )
+                )
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _send(self, broker_id: int, request: Any, on_answer: Callable[[Any], None]) -> None:
+        """Send ``request``; ``on_answer`` gets the response, or None on the client timeout.
+        Nothing is called once the consumer has stopped."""
+        pending = _Request()
+
+        def settle(response: Any) -> None:
+            if pending.done:
+                return
+            pending.done = True
+            if pending.timer is not None:
+                pending.timer.cancel()
+            if not self.stopped:
+                on_answer(response)
+
+        pending.timer = self._scheduler.call_later(
+            self.config.request_timeout_ms * _US_PER_MS, lambda: settle(None)
+        )
+        self._network.send(broker_id, request, settle)
+
+    def _later(self, action: Callable[[], None]) -> None:
+        def run() -> None:
+            if not self.stopped:
+                action()
+
+        self._scheduler.call_later(self.config.retry_backoff_ms * _US_PER_MS, run)
+
+    def _after_refresh(self, action: Callable[[], None]) -> None:
+        """Refresh metadata, back off, then run ``action`` (one refresh at a time)."""
+        if self._refreshing:
+            self._later(action)
+            return
+        self._refreshing = True
+
+        def refreshed() -> None:
+            self._refreshing = False
+            self._later(action)
+
+        self._metadata.refresh(refreshed)
+
+    def _stop(self, reason: str) -> None:
+        self.stopped = True
+        if self._auto_commit is not None:
+            self._auto_commit.cancel()
+        self._recorder.record(ConsumerHalted(self._scheduler.now, self.client_id, reason))

@@ -1,0 +1,93 @@
+"""Configuration of the simulated consumer: Kafka's consumer settings, Kafka's defaults."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from sim.clients.errors import ClientConfigError
+from sim.clients.validators import int_at_least, one_of
+from sim.scenario.distributions import Constant, Distribution
+from sim.scenario.fields import doc
+
+__all__ = ["ConsumerConfig"]
+
+
+@attrs.frozen(kw_only=True)
+class ConsumerConfig:
+    """Settings of one :class:`~sim.clients.consumer.Consumer`. Times in ms, sizes in bytes.
+
+    ``group_id`` None means no group: no OffsetFetch at start (positions come from
+    ``auto_offset_reset``) and no commits. Raises ClientConfigError naming the field when a
+    value is out of range.
+    """
+
+    group_id: str | None = attrs.field(
+        default=None, metadata=doc("group.id: whose committed offsets to resume from and commit")
+    )
+    fetch_min_bytes: int = attrs.field(
+        default=1,
+        validator=int_at_least(0),
+        metadata=doc("fetch.min.bytes: bytes a fetch waits for at the leader"),
+    )
+    fetch_max_wait_ms: int = attrs.field(
+        default=500,
+        validator=int_at_least(0),
+        metadata=doc("fetch.max.wait.ms: longest a fetch waits for fetch.min.bytes"),
+    )
+    fetch_max_bytes: int = attrs.field(
+        default=52_428_800,
+        validator=int_at_least(1),
+        metadata=doc("fetch.max.bytes: byte limit of a whole fetch response", unit="bytes"),
+    )
+    max_partition_fetch_bytes: int = attrs.field(
+        default=1_048_576,
+        validator=int_at_least(1),
+        metadata=doc("max.partition.fetch.bytes: byte limit per partition", unit="bytes"),
+    )
+    enable_auto_commit: bool = attrs.field(
+        default=True, metadata=doc("enable.auto.commit: commit positions on an interval")
+    )
+    auto_commit_interval_ms: int = attrs.field(
+        default=5000,
+        validator=int_at_least(1),
+        metadata=doc("auto.commit.interval.ms: period of automatic (async) commits"),
+    )
+    auto_offset_reset: Literal["earliest", "latest"] = attrs.field(
+        default="latest",
+        validator=one_of(("earliest", "latest")),
+        metadata=doc("auto.offset.reset: where to start without a committed offset"),
+    )
+    request_timeout_ms: int = attrs.field(
+        default=30_000,
+        validator=int_at_least(1),
+        metadata=doc("request.timeout.ms: the client gives up on an unanswered request"),
+    )
+    retry_backoff_ms: int = attrs.field(
+        default=100,
+        validator=int_at_least(0),
+        metadata=doc("retry.backoff.ms: wait before retrying a failed request"),
+    )
+    default_api_timeout_ms: int = attrs.field(
+        default=60_000,
+        validator=int_at_least(0),
+        metadata=doc("default.api.timeout.ms: how long commit_sync keeps retrying"),
+    )
+
+    processing_time: Distribution = attrs.field(
+        factory=lambda: Constant(value=0),
+        metadata=doc("time the built-in application spends on one record (us)"),
+    )
+    manual_commit: Literal["none", "sync", "async"] = attrs.field(
+        default="none",
+        validator=one_of(("none", "sync", "async")),
+        metadata=doc("commit after every processed batch: 'sync', 'async' or 'none'"),
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.request_timeout_ms <= self.fetch_max_wait_ms:
+            raise ClientConfigError(
+                f"request_timeout_ms ({self.request_timeout_ms}) must be greater than "
+                f"fetch_max_wait_ms ({self.fetch_max_wait_ms}), or every idle fetch times out"
+            )

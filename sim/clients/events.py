@@ -1,0 +1,201 @@
+"""What the simulated clients report: one immutable event per thing that happened to a message.
+
+Every event names the client that saw it (``client_id``), the message (``message_id``, unique
+per produced message and carried through the broker in a record header, see
+:mod:`sim.clients.records`) and the virtual time in microseconds. A message can be delivered,
+processed and committed more than once (at-least-once); counting events per ``message_id``
+finds the duplicates.
+
+Clients call :meth:`ClientRecorder.record` synchronously from inside simulator callbacks; a
+recorder must not call back into the client. :class:`InMemoryRecorder` keeps every event in a
+list (tests, small runs); the simulator's metrics recorder can implement the same Protocol.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Protocol, TypeVar
+
+import attrs
+
+from replica.errors import Errors
+
+__all__ = [
+    "ClientEvent",
+    "ClientRecorder",
+    "CommitCompleted",
+    "ConsumerHalted",
+    "InMemoryRecorder",
+    "MessageAcked",
+    "MessageCommittable",
+    "MessageCommitted",
+    "MessageDelivered",
+    "MessageProcessed",
+    "MessageSent",
+    "ProcessingOutcome",
+]
+
+
+@attrs.frozen
+class MessageSent:
+    """The application handed the message to a producer (``Producer.send``)."""
+
+    time_us: int
+    client_id: str
+    message_id: int
+    topic: str
+    partition: int
+    size_bytes: int
+
+
+@attrs.frozen
+class MessageAcked:
+    """The producer finished with the message: ``error`` is ``Errors.NONE`` on success.
+
+    ``offset`` is the offset the leader assigned (-1 on error, and with acks=0 where there is
+    no response); ``attempts`` counts produce attempts (1 + retries).
+    """
+
+    time_us: int
+    client_id: str
+    message_id: int
+    topic: str
+    partition: int
+    offset: int
+    error: Errors
+    attempts: int
+
+
+@attrs.frozen
+class MessageDelivered:
+    """A consumer received the record from a fetch response and handed it to the application."""
+
+    time_us: int
+    client_id: str
+    message_id: int
+    topic: str
+    partition: int
+    offset: int
+
+
+class ProcessingOutcome(enum.Enum):
+    """How one processing attempt of a Burrow worker ended."""
+
+    #: Processed successfully.
+    OK = "ok"
+    #: Failed; the message will be retried after a backoff.
+    RETRY = "retry"
+    #: Failed and out of retries: the message stays a gap until a restart re-delivers it.
+    FAILED = "failed"
+
+
+@attrs.frozen
+class MessageProcessed:
+    """A worker finished one processing attempt at ``time_us``.
+
+    ``submitted_us`` is when the attempt was offered to the job queue (the poll loop's submit,
+    or the retry's after its backoff) and ``started_us`` when a worker took it, so
+    ``started_us - submitted_us`` is the wait in queue (including time blocked by
+    backpressure) and ``time_us - started_us`` the processing time. ``attempt`` counts from 0.
+    """
+
+    time_us: int
+    client_id: str
+    message_id: int
+    topic: str
+    partition: int
+    offset: int
+    submitted_us: int
+    started_us: int
+    attempt: int
+    outcome: ProcessingOutcome
+
+
+@attrs.frozen
+class MessageCommittable:
+    """The message joined the contiguous processed prefix of its tracker (gap closed).
+
+    ``time_us`` minus the message's successful ``MessageProcessed.time_us`` is its
+    resequencing delay.
+    """
+
+    time_us: int
+    client_id: str
+    message_id: int
+    topic: str
+    partition: int
+    offset: int
+
+
+@attrs.frozen
+class MessageCommitted:
+    """A successful offset commit covered the message (committed offset > its offset)."""
+
+    time_us: int
+    client_id: str
+    message_id: int
+    topic: str
+    partition: int
+    offset: int
+
+
+@attrs.frozen
+class CommitCompleted:
+    """An OffsetCommit finished (after any retries). ``offsets`` are the committed positions
+    ``(topic, partition, offset)``: the next offset to read, i.e. last processed + 1.
+
+    ``trigger`` says why the commit was made (``"interval"``, ``"batch"``, ``"final"``,
+    ``"auto"``, ``"sync"``, ``"async"``).
+    """
+
+    time_us: int
+    client_id: str
+    group_id: str
+    started_us: int
+    offsets: tuple[tuple[str, int, int], ...]
+    error: Errors
+    trigger: str
+
+
+@attrs.frozen
+class ConsumerHalted:
+    """A consumer stopped on its own (error threshold) or was crashed/closed by the caller."""
+
+    time_us: int
+    client_id: str
+    reason: str
+
+
+ClientEvent = (
+    MessageSent
+    | MessageAcked
+    | MessageDelivered
+    | MessageProcessed
+    | MessageCommittable
+    | MessageCommitted
+    | CommitCompleted
+    | ConsumerHalted
+)
+
+_E = TypeVar("_E", bound=ClientEvent)
+
+
+class ClientRecorder(Protocol):
+    """Receives the clients' events, in the order they happen."""
+
+    def record(self, event: ClientEvent) -> None: ...
+
+
+@attrs.define
+class InMemoryRecorder:
+    """Keeps every event in :attr:`events`, in arrival order."""
+
+    events: list[ClientEvent] = attrs.field(factory=list)
+
+    def record(self, event: ClientEvent) -> None:
+        """Append ``event`` to :attr:`events`."""
+        self.events.append(event)
+
+    def of_type(self, kind: type[_E]) -> list[_E]:
+        """The recorded events of class ``kind``, in order."""
+        return [event for event in self.events if isinstance(event, kind)]

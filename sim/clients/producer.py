@@ -1,0 +1,454 @@
+"""A simulated async producer modelled on Sarama's: partitioning, per-partition order-keeping
+retry levels, per-broker batching with a bound on requests in flight.
+
+Pipeline (Sarama's goroutines become synchronous objects; only the network, linger timers
+and back-offs take virtual time):
+
+``send`` -> partitioner -> partition producer (one per partition: :class:`RetryLevels`, leader
+lookup, back-off) -> broker producer (one per broker: :class:`BatchQueue`, requests in flight,
+per-partition retry flags) -> ``ClientNetwork``.
+
+Retries, the Sarama way. A retriable error for a partition's batch (``Errors.is_retriable``,
+or the client's request timeout, reported as REQUEST_TIMED_OUT) makes the broker producer
+(1) set a retry flag for the partition, (2) send the batch's messages *and every message of
+that partition still queued for the broker* back, each with its retry count + 1, and
+(3) bounce any further message of the partition until the partition producer's chaser
+arrives. The partition producer raises its high watermark, sends the chaser down the old
+path, backs off ``retry_backoff_ms``, refreshes metadata, re-sends the retried messages and
+holds newer ones in per-level buffers until the chaser comes back (see
+:mod:`sim.clients.retry_levels`). A message whose retry count reached ``retry_max`` gets its
+error reported instead (``MessageAcked`` with the error); errors that are not retriable are
+reported at once.
+
+Why Sarama's way and not Kafka's idempotent producer: idempotence needs the broker to check
+producer ids and sequence numbers, which the broker model does not do, while Sarama's scheme
+lives entirely in the client. One deliberate difference from Sarama: a partition never has
+more than one batch in flight (it is *muted* until the response, like Kafka's producer with
+``max.in.flight.requests.per.connection=1``); ``max_in_flight_requests_per_connection`` still
+bounds the requests per broker, which can carry batches of different partitions. Without
+the mute, a later batch could be appended while an earlier one of the same partition is being
+retried, and no client-side scheme can undo that reordering. Retries keep the order of first
+appearance in the log; a batch that was appended but whose response was lost or late (client
+timeout) or said NOT_ENOUGH_REPLICAS_AFTER_APPEND is appended again (at-least-once:
+duplicates).
+
+acks=0: the request is sent and its messages are reported acknowledged at once (offset -1);
+no response is expected, nothing is muted or retried.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from apis.produce import ProduceRequest, ProduceResponse
+from replica.errors import Errors
+from replica.records import RECORD_BATCH_OVERHEAD, Record, record_size_in_bytes
+from replica.types import UNKNOWN_OFFSET, TopicPartition
+from sim.clients.batching import BatchQueue, ProducerBatch
+from sim.clients.errors import ClientConfigError
+from sim.clients.events import ClientRecorder, MessageAcked, MessageSent
+from sim.clients.network import ClientNetwork, MetadataView
+from sim.clients.partitioner import Partitioner
+from sim.clients.producer_config import ProducerConfig
+from sim.clients.records import make_record
+from sim.clients.retry_levels import RetryLevels, Route
+from sim.engine import Event, Scheduler
+
+__all__ = ["Producer"]
+
+_US_PER_MS = 1000
+
+
+class _Message:
+    """A message (or a chaser) on its way through the pipeline."""
+
+    __slots__ = ("chaser", "message_id", "record", "retries", "size", "tp")
+
+    def __init__(
+        self,
+        message_id: int,
+        tp: TopicPartition,
+        record: Record | None,
+        size: int,
+        *,
+        chaser: bool = False,
+        retries: int = 0,
+    ) -> None:
+        self.message_id = message_id
+        self.tp = tp
+        self.record = record
+        self.size = size
+        self.retries = retries
+        self.chaser = chaser
+
+
+class Producer:
+    """An async producer (sans-IO, on the simulator's clock).
+
+    ``send`` never blocks and returns the message's id; the outcome of every message is
+    reported exactly once to ``recorder`` as :class:`~sim.clients.events.MessageAcked`
+    (``error == Errors.NONE`` on success), after one :class:`~sim.clients.events.MessageSent`.
+
+    Guarantees: per partition, messages are appended in ``send`` order (first appearances;
+    retries can duplicate); at most ``max_in_flight_requests_per_connection`` requests await a
+    response per broker; at most one batch per partition is in flight.
+    """
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        network: ClientNetwork,
+        metadata: MetadataView,
+        config: ProducerConfig | None = None,
+        *,
+        rng: random.Random,
+        recorder: ClientRecorder,
+        client_id: str = "producer",
+        message_ids: Iterator[int] | None = None,
+    ) -> None:
+        self.config = config if config is not None else ProducerConfig()
+        self.client_id = client_id
+        self._scheduler = scheduler
+        self._network = network
+        self._metadata = metadata
+        self._recorder = recorder
+        self._partitioner = Partitioner(self.config.partitioner, rng)
+        self._ids = message_ids if message_ids is not None else itertools.count()
+        self._partition_producers: dict[TopicPartition, _PartitionProducer] = {}
+        self._broker_producers: dict[int, _BrokerProducer] = {}
+        self._awaiting_topic: dict[str, list[tuple[int, bytes | None, Record, int]]] = {}
+        self.in_flight_messages = 0
+        """Messages sent whose outcome has not been reported yet."""
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def send(
+        self, topic: str, key: bytes | None, value_size: int, *, partition: int | None = None
+    ) -> int:
+        """Produce a message of ``value_size`` bytes; return its message id.
+
+        ``partition`` overrides the partitioner. If the topic's partition count is not known
+        yet, metadata is refreshed first; a topic still unknown after that fails the message
+        with UNKNOWN_TOPIC_OR_PARTITION. Raises ClientConfigError for a negative size or
+        partition.
+        """
+        if value_size < 0 or (partition is not None and partition < 0):
+            raise ClientConfigError(
+                f"value_size and partition must be >= 0, got {value_size} and {partition}"
+            )
+        message_id = next(self._ids)
+        now = self._scheduler.now
+        record = make_record(message_id, key, value_size, now // _US_PER_MS)
+        size = record_size_in_bytes(record, 0, 0)
+        self.in_flight_messages += 1
+        count = self._metadata.partition_count(topic)
+        if partition is None and count is None:
+            self._record_sent(message_id, topic, -1, size)
+            waiting = self._awaiting_topic.setdefault(topic, [])
+            waiting.append((message_id, key, record, size))
+            if len(waiting) == 1:
+                self._metadata.refresh(lambda: self._topic_known(topic))
+            return message_id
+        if partition is None:
+            assert count is not None
+            partition = self._partitioner.partition(topic, key, count)
+        self._record_sent(message_id, topic, partition, size)
+        self._dispatch(message_id, TopicPartition(topic, partition), record, size)
+        return message_id
+
+    def queued_messages(self) -> int:
+        """Messages waiting in broker producers' batches (not yet in a request)."""
+        return sum(bp.queued_messages() for bp in self._broker_producers.values())
+
+    # -- pipeline -----------------------------------------------------------------------------
+
+    def _record_sent(self, message_id: int, topic: str, partition: int, size: int) -> None:
+        self._recorder.record(
+            MessageSent(self._scheduler.now, self.client_id, message_id, topic, partition, size)
+        )
+
+    def _topic_known(self, topic: str) -> None:
+        waiting = self._awaiting_topic.pop(topic, [])
+        count = self._metadata.partition_count(topic)
+        for message_id, key, record, size in waiting:
+            tp = TopicPartition(topic, -1)
+            if count is None:
+                msg = _Message(message_id, tp, record, size)
+                self._finish(msg, UNKNOWN_OFFSET, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                continue
+            partition = self._partitioner.partition(topic, key, count)
+            self._dispatch(message_id, TopicPartition(topic, partition), record, size)
+
+    def _dispatch(self, message_id: int, tp: TopicPartition, record: Record, size: int) -> None:
+        msg = _Message(message_id, tp, record, size)
+        if size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
+            self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
+            return
+        self._partition_producer(tp).enqueue([msg])
+
+    def _partition_producer(self, tp: TopicPartition) -> _PartitionProducer:
+        pp = self._partition_producers.get(tp)
+        if pp is None:
+            pp = self._partition_producers[tp] = _PartitionProducer(self, tp)
+        return pp
+
+    def _broker_producer(self, broker_id: int) -> _BrokerProducer:
+        bp = self._broker_producers.get(broker_id)
+        if bp is None:
+            bp = self._broker_producers[broker_id] = _BrokerProducer(self, broker_id)
+        return bp
+
+    def _finish(self, msg: _Message, offset: int, error: Errors) -> None:
+        self.in_flight_messages -= 1
+        tp = msg.tp
+        self._recorder.record(
+            MessageAcked(
+                self._scheduler.now,
+                self.client_id,
+                msg.message_id,
+                tp.topic,
+                tp.partition,
+                offset,
+                error,
+                msg.retries + 1,
+            )
+        )
+
+    def _retry(self, messages: list[_Message], error: Errors) -> None:
+        """Sarama's ``retryMessages`` + retry handler: count the retry (or give up) and hand
+        the messages back to their partition producers, in order."""
+        by_partition: dict[TopicPartition, list[_Message]] = {}
+        for msg in messages:
+            if not msg.chaser and msg.retries >= self.config.retry_max:
+                self._finish(msg, UNKNOWN_OFFSET, error)
+                continue
+            msg.retries += 1
+            by_partition.setdefault(msg.tp, []).append(msg)
+        for tp, batch in by_partition.items():
+            self._partition_producers[tp].enqueue(batch)
+
+
+class _PartitionProducer:
+    """Sarama's ``partitionProducer``: routes one partition's messages to its leader's broker
+    producer, keeping order across retries with :class:`RetryLevels`."""
+
+    __slots__ = (
+        "_blocked",
+        "_input",
+        "_levels",
+        "_needs_refresh",
+        "_outbox",
+        "_output",
+        "_producer",
+        "_pumping",
+        "tp",
+    )
+
+    def __init__(self, producer: Producer, tp: TopicPartition) -> None:
+        self._producer = producer
+        self.tp = tp
+        self._levels: RetryLevels[_Message] = RetryLevels(producer.config.retry_max)
+        self._input: deque[_Message] = deque()
+        self._outbox: deque[_Message] = deque()
+        self._output: _BrokerProducer | None = None
+        self._needs_refresh = False
+        self._blocked = False
+        self._pumping = False
+
+    def enqueue(self, messages: list[_Message]) -> None:
+        self._input.extend(messages)
+        self._pump()
+
+    def _pump(self) -> None:
+        if self._pumping:
+            return  # the running loop below picks the new input up
+        self._pumping = True
+        try:
+            while not self._blocked:
+                if self._outbox:
+                    if self._output is None:
+                        self._find_leader()
+                    else:
+                        self._output.input(self._outbox.popleft())
+                    continue
+                if not self._input:
+                    break
+                msg = self._input.popleft()
+                route, items = self._levels.dispatch(msg, msg.retries, msg.chaser)
+                if route is Route.NEW_LEVEL:
+                    self._send_chaser(self._levels.high_watermark - 1)
+                    self._output = None
+                    self._needs_refresh = True
+                    self._outbox.extend(items)
+                    self._sleep()
+                elif route is Route.SEND:
+                    self._outbox.extend(items)
+        finally:
+            self._pumping = False
+
+    def _send_chaser(self, level: int) -> None:
+        chaser = _Message(-1, self.tp, None, 0, chaser=True, retries=level)
+        if self._output is not None:
+            self._output.input(chaser)
+        else:  # no old path to chase: everything sent on it is already back
+            self._producer._retry([chaser], Errors.NONE)
+
+    def _find_leader(self) -> None:
+        if not self._needs_refresh:
+            leader = self._producer._metadata.leader_for(self.tp)
+            if leader is not None:
+                self._output = self._producer._broker_producer(leader)
+                return
+        self._blocked = True
+        self._needs_refresh = False
+        self._producer._metadata.refresh(self._refreshed)
+
+    def _refreshed(self) -> None:
+        leader = self._producer._metadata.leader_for(self.tp)
+        if leader is None:
+            # Sarama returns the error for what it was about to send, then backs off.
+            while self._outbox:
+                self._producer._finish(
+                    self._outbox.popleft(), UNKNOWN_OFFSET, Errors.LEADER_NOT_AVAILABLE
+                )
+            self._needs_refresh = True
+            self._sleep()
+            return
+        self._output = self._producer._broker_producer(leader)
+        self._blocked = False
+        self._pump()
+
+    def _sleep(self) -> None:
+        self._blocked = True
+        self._producer._scheduler.call_later(
+            self._producer.config.retry_backoff_ms * _US_PER_MS, self._wake
+        )
+
+    def _wake(self) -> None:
+        self._blocked = False
+        self._pump()
+
+
+class _InFlight:
+    """A produce request awaiting its response (or its client-side timeout)."""
+
+    __slots__ = ("batches", "done", "timer")
+
+    def __init__(self, batches: list[ProducerBatch[_Message]]) -> None:
+        self.batches = batches
+        self.done = False
+        self.timer: Event | None = None
+
+
+class _BrokerProducer:
+    """Sarama's ``brokerProducer``: batches messages for one broker and sends requests."""
+
+    __slots__ = ("_broker_id", "_in_flight", "_muted", "_producer", "_queue", "_retrying")
+
+    def __init__(self, producer: Producer, broker_id: int) -> None:
+        config = producer.config
+        self._producer = producer
+        self._broker_id = broker_id
+        self._queue: BatchQueue[_Message] = BatchQueue(
+            batch_size=config.batch_size,
+            flush_messages=config.flush_messages,
+            linger_us=config.linger_ms * _US_PER_MS,
+            max_request_size=config.max_request_size,
+        )
+        self._muted: set[TopicPartition] = set()
+        self._retrying: dict[TopicPartition, Errors] = {}
+        self._in_flight = 0
+
+    def queued_messages(self) -> int:
+        return self._queue.queued_messages()
+
+    def input(self, msg: _Message) -> None:
+        producer = self._producer
+        if msg.chaser:
+            # Everything sent here before the chaser has been answered or bounced.
+            self._retrying.pop(msg.tp, None)
+            producer._retry([msg], Errors.NONE)
+            return
+        error = self._retrying.get(msg.tp)
+        if error is not None:
+            producer._retry([msg], error)
+            return
+        now = producer._scheduler.now
+        created = self._queue.append(msg.tp, msg, msg.size, now)
+        linger_us = producer.config.linger_ms * _US_PER_MS
+        if created is not None and linger_us > 0 and not created.full:
+            producer._scheduler.call_at(now + linger_us, self._maybe_send)
+        self._maybe_send()
+
+    def _maybe_send(self) -> None:
+        producer = self._producer
+        limit = producer.config.max_in_flight_requests_per_connection
+        while self._in_flight < limit and self._queue.ready(producer._scheduler.now, self._muted):
+            self._send(self._queue.drain(self._muted))
+
+    def _send(self, batches: list[ProducerBatch[_Message]]) -> None:
+        producer = self._producer
+        config = producer.config
+        records: dict[TopicPartition, tuple[Record, ...]] = {}
+        for batch in batches:
+            records[batch.tp] = tuple(m.record for m in batch.items if m.record is not None)
+        request = ProduceRequest(config.acks, config.ack_timeout_ms, records)
+        if config.acks == 0:
+            producer._network.send(self._broker_id, request, _ignore_response)
+            for batch in batches:
+                for msg in batch.items:
+                    producer._finish(msg, UNKNOWN_OFFSET, Errors.NONE)
+            return
+        flight = _InFlight(batches)
+        self._muted.update(batch.tp for batch in batches)
+        self._in_flight += 1
+        flight.timer = producer._scheduler.call_later(
+            config.request_timeout_ms * _US_PER_MS, lambda: self._timed_out(flight)
+        )
+        producer._network.send(
+            self._broker_id, request, lambda response: self._answered(flight, response)
+        )
+
+    def _answered(self, flight: _InFlight, response: ProduceResponse) -> None:
+        if flight.done:
+            return  # answered after the client gave up on it
+        flight.done = True
+        assert flight.timer is not None
+        flight.timer.cancel()
+        self._in_flight -= 1
+        producer = self._producer
+        for batch in flight.batches:
+            self._muted.discard(batch.tp)
+            result = response.responses.get(batch.tp)
+            error = result.error if result is not None else Errors.UNKNOWN_SERVER_ERROR
+            if error == Errors.NONE:
+                assert result is not None
+                for index, msg in enumerate(batch.items):
+                    producer._finish(msg, result.base_offset + index, Errors.NONE)
+            elif error.is_retriable:
+                self._retry_partition(batch, error)
+            else:
+                for msg in batch.items:
+                    producer._finish(msg, UNKNOWN_OFFSET, error)
+        self._maybe_send()
+
+    def _timed_out(self, flight: _InFlight) -> None:
+        flight.done = True
+        self._in_flight -= 1
+        for batch in flight.batches:
+            self._muted.discard(batch.tp)
+            self._retry_partition(batch, Errors.REQUEST_TIMED_OUT)
+        self._maybe_send()
+
+    def _retry_partition(self, batch: ProducerBatch[_Message], error: Errors) -> None:
+        self._retrying[batch.tp] = error
+        messages = batch.items + self._queue.drop_partition(batch.tp)
+        self._producer._retry(messages, error)
+
+
+def _ignore_response(_response: Any) -> None:
+    """acks=0: Kafka sends no response; if a transport delivers one anyway, drop it."""

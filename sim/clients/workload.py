@@ -1,0 +1,126 @@
+"""Where messages come from: an arrival process driving a producer.
+
+:func:`arrival_times` yields integer-microsecond times of a Poisson process (exponential gaps)
+or of a constant-rate one. Times accumulate in floating point and are rounded one by one, so
+the long-run rate is exact even when the mean gap is a few microseconds.
+:class:`WorkloadDriver` calls ``Producer.send`` at those times with sizes drawn from a
+distribution and keys drawn uniformly from ``key_space`` distinct keys (``key_space = 0``:
+no key, so the hash partitioner picks a random partition).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Literal
+
+import attrs
+
+from sim.clients.errors import ClientConfigError
+from sim.clients.producer import Producer
+from sim.clients.validators import int_at_least, one_of
+from sim.engine import Event, Scheduler
+from sim.scenario.distributions import Constant, Distribution
+from sim.scenario.fields import doc
+
+__all__ = ["ArrivalKind", "ProducerWorkload", "WorkloadDriver", "arrival_times"]
+
+ArrivalKind = Literal["poisson", "constant"]
+
+
+def arrival_times(
+    kind: ArrivalKind, rate_per_s: float, rng: random.Random, start_us: int = 0
+) -> Iterator[int]:
+    """Arrival times (us, non-decreasing, after ``start_us``) at ``rate_per_s`` on average.
+
+    Raises ClientConfigError for an unknown kind or a rate that is not > 0.
+    """
+    if kind not in ("poisson", "constant"):
+        raise ClientConfigError(f"arrivals must be 'poisson' or 'constant', got {kind!r}")
+    if not rate_per_s > 0:
+        raise ClientConfigError(f"rate must be > 0 messages per second, got {rate_per_s!r}")
+    mean_gap = 1_000_000.0 / rate_per_s
+    t = float(start_us)
+    poisson = kind == "poisson"
+    while True:
+        t += rng.expovariate(1.0 / mean_gap) if poisson else mean_gap
+        yield round(t)
+
+
+def _positive(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ClientConfigError(f"{attribute.name} must be a number > 0, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ProducerWorkload:
+    """What one producer sends: to which topic, how often, how large, with which keys."""
+
+    topic: str = attrs.field(metadata=doc("topic to produce to"))
+    rate: float = attrs.field(
+        default=1000.0, validator=_positive, metadata=doc("messages per second")
+    )
+    arrivals: ArrivalKind = attrs.field(
+        default="poisson",
+        validator=one_of(("poisson", "constant")),
+        metadata=doc("'poisson' (exponential gaps) or 'constant' (fixed gaps)"),
+    )
+    message_size: Distribution = attrs.field(
+        factory=lambda: Constant(value=1024), metadata=doc("record value size in bytes")
+    )
+    key_space: int = attrs.field(
+        default=0,
+        validator=int_at_least(0),
+        metadata=doc("distinct keys, drawn uniformly (0: messages have no key)"),
+    )
+    message_count: int | None = attrs.field(
+        default=None, metadata=doc("stop after this many messages (none: run until stopped)")
+    )
+
+
+class WorkloadDriver:
+    """Sends ``workload``'s messages through ``producer`` until stopped or the count is met."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        producer: Producer,
+        workload: ProducerWorkload,
+        *,
+        rng: random.Random,
+    ) -> None:
+        self._scheduler = scheduler
+        self._producer = producer
+        self._workload = workload
+        self._rng = rng
+        self._times: Iterator[int] | None = None
+        self._next: Event | None = None
+        self.sent = 0
+
+    def start(self, at: int | None = None) -> None:
+        """Begin sending; the first message follows ``at`` (default: now) by one gap."""
+        start = self._scheduler.now if at is None else at
+        self._times = arrival_times(self._workload.arrivals, self._workload.rate, self._rng, start)
+        self._schedule()
+
+    def stop(self) -> None:
+        """Send nothing more."""
+        if self._next is not None:
+            self._next.cancel()
+            self._next = None
+
+    def _schedule(self) -> None:
+        count = self._workload.message_count
+        if self._times is None or (count is not None and self.sent >= count):
+            self._next = None
+            return
+        self._next = self._scheduler.call_at(next(self._times), self._send)
+
+    def _send(self) -> None:
+        workload = self._workload
+        key = None
+        if workload.key_space:
+            key = b"key-%d" % self._rng.randrange(workload.key_space)
+        self._producer.send(workload.topic, key, workload.message_size.sample(self._rng))
+        self.sent += 1
+        self._schedule()

@@ -1,0 +1,175 @@
+"""ReplicaFetcher: request building and response/error handling, driven by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from replica import (
+    BrokerConfig,
+    Errors,
+    FetchPartitionData,
+    InitialFetchState,
+    PartitionState,
+    Record,
+    RecordBatch,
+    ReplicaArgumentError,
+    ReplicaFetcher,
+    ReplicaManager,
+    TopicPartition,
+)
+from replica.records import batch_size_in_bytes
+from tests.replica.harness import Cluster, ManualClock
+
+TP = TopicPartition("t", 0)
+TP1 = TopicPartition("t", 1)
+CONFIG = BrokerConfig(
+    replica_fetch_wait_max_ms=250,
+    replica_fetch_min_bytes=7,
+    replica_fetch_max_bytes=4096,
+    replica_fetch_response_max_bytes=65536,
+    replica_fetch_backoff_ms=300,
+)
+
+
+def batch(base_offset: int, count: int = 1) -> RecordBatch:
+    recs = tuple(Record(None, b"v", 0) for _ in range(count))
+    return RecordBatch(base_offset, recs, batch_size_in_bytes(recs), 0)
+
+
+def data(
+    error: Errors = Errors.NONE,
+    batches: tuple[RecordBatch, ...] = (),
+    hw: int = 0,
+    start: int = 0,
+    end: int = 0,
+) -> FetchPartitionData:
+    size = sum(b.size_in_bytes for b in batches)
+    return FetchPartitionData(error, hw, start, hw, batches, size, end)
+
+
+@pytest.fixture
+def follower() -> tuple[ReplicaManager, ReplicaFetcher, ManualClock]:
+    clock = ManualClock()
+    broker = ReplicaManager(1, CONFIG, clock)
+    broker.become_leader_or_follower({tp: PartitionState(0, 0, (0, 1), (0, 1)) for tp in (TP, TP1)})
+    return broker, broker.replica_fetchers[0], clock
+
+
+def test_request_uses_replica_fetch_settings(follower) -> None:  # type: ignore[no-untyped-def]
+    _broker, fetcher, _ = follower
+    request = fetcher.build_fetch_request(0)
+    assert request is not None
+    assert (request.replica_id, request.max_wait_ms, request.min_bytes, request.max_bytes) == (
+        1,
+        250,
+        7,
+        65536,
+    )
+    info = request.fetch_infos[TP]
+    assert (info.fetch_offset, info.max_bytes, info.current_leader_epoch) == (0, 4096, 0)
+    assert fetcher.build_fetch_request(0) is None  # one fetch in flight at a time
+    assert fetcher.next_fetch_time_ms() is None
+
+
+def test_applying_data_appends_and_takes_the_leader_high_watermark(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response(
+        {TP: data(batches=(batch(0, 2), batch(2)), hw=5, end=5), TP1: data(hw=0)}, 0
+    )
+    assert broker.log_end_offset(TP) == 3
+    assert broker.high_watermark(TP) == 3  # min(leader HW 5, local LEO 3)
+    assert fetcher.partition_states[TP].fetch_offset == 3
+    request = fetcher.build_fetch_request(0)
+    assert request is not None and request.fetch_infos[TP].fetch_offset == 3
+    fetcher.handle_fetch_response({TP: data(batches=(batch(3),), hw=2, end=4)}, 0)
+    assert broker.high_watermark(TP) == 2
+
+
+def test_not_leader_backs_off_until_backoff_or_metadata_change(follower) -> None:  # type: ignore[no-untyped-def]
+    _broker, fetcher, _ = follower
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response(
+        {TP: data(Errors.NOT_LEADER_OR_FOLLOWER), TP1: data(Errors.UNKNOWN_LEADER_EPOCH)}, 100
+    )
+    assert fetcher.build_fetch_request(399) is None
+    assert fetcher.next_fetch_time_ms() == 400
+    request = fetcher.build_fetch_request(400)
+    assert request is not None and set(request.fetch_infos) == {TP, TP1}
+    fetcher.handle_fetch_response({TP: data(Errors.NOT_LEADER_OR_FOLLOWER)}, 500)
+    # A metadata change re-adds the partition and clears the back-off.
+    fetcher.add_partitions({TP: InitialFetchState(0, 1)})
+    request = fetcher.build_fetch_request(500)
+    assert request is not None and request.fetch_infos[TP].current_leader_epoch == 1
+
+
+def test_fenced_leader_epoch_stops_fetching_the_partition(follower) -> None:  # type: ignore[no-untyped-def]
+    _, fetcher, _ = follower
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response({TP: data(Errors.FENCED_LEADER_EPOCH)}, 0)
+    assert set(fetcher.partition_states) == {TP1}
+
+
+def test_offset_out_of_range_ahead_of_the_leader_truncates(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response({TP: data(batches=(batch(0, 3), batch(3, 3)), hw=0, end=6)}, 0)
+    assert broker.log_end_offset(TP) == 6
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response({TP: data(Errors.OFFSET_OUT_OF_RANGE, hw=3, end=3)}, 0)
+    assert broker.log_end_offset(TP) == 3
+    assert fetcher.partition_states[TP].fetch_offset == 3
+
+
+def test_offset_out_of_range_behind_the_leader_restarts_at_its_log_start(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response({TP: data(batches=(batch(0, 2),), hw=2, end=2)}, 0)
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response(
+        {TP: data(Errors.OFFSET_OUT_OF_RANGE, hw=120, start=100, end=150)}, 0
+    )
+    assert (broker.log_start_offset(TP), broker.log_end_offset(TP)) == (100, 100)
+    assert fetcher.partition_states[TP].fetch_offset == 100
+    request = fetcher.build_fetch_request(0)
+    assert request is not None and request.fetch_infos[TP].log_start_offset == 100
+
+
+def test_stale_responses_are_ignored(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fetcher.build_fetch_request(0)
+    fetcher.add_partitions({TP: InitialFetchState(0, 1)})  # epoch changed meanwhile
+    fetcher.remove_partitions([TP1])
+    fetcher.handle_fetch_response(
+        {TP: data(batches=(batch(0),), hw=1, end=1), TP1: data(batches=(batch(0),), hw=1, end=1)}, 0
+    )
+    assert broker.log_end_offset(TP) == 0 and broker.log_end_offset(TP1) == 0
+
+
+def test_fetch_failure_backs_off_and_unsolicited_responses_raise(follower) -> None:  # type: ignore[no-untyped-def]
+    _, fetcher, _ = follower
+    with pytest.raises(ReplicaArgumentError, match="no fetch in flight"):
+        fetcher.handle_fetch_response({}, 0)
+    fetcher.build_fetch_request(10)
+    fetcher.handle_fetch_failure(10)
+    assert fetcher.build_fetch_request(309) is None
+    assert fetcher.build_fetch_request(310) is not None
+    fetcher.handle_fetch_failure(310)
+    with pytest.raises(ReplicaArgumentError):
+        fetcher.handle_fetch_failure(310)
+
+
+def test_follower_with_a_newer_epoch_than_the_leader_backs_off_then_recovers() -> None:
+    c = Cluster(broker_ids=(0, 1), config=BrokerConfig(replica_fetch_backoff_ms=100))
+    c.elect(TP, leader=0, replicas=(0, 1))
+    c.pump()
+    c.produce(0, TP, [b"a"], acks=1)
+    # Broker 1 hears of epoch 1 before the leader does.
+    c.brokers[1].become_leader_or_follower({TP: PartitionState(0, 1, (0, 1), (0, 1))})
+    c.pump()
+    fetcher = c.brokers[1].replica_fetchers[0]
+    assert fetcher.next_fetch_time_ms() == 100  # UNKNOWN_LEADER_EPOCH: backing off
+    c.brokers[0].become_leader_or_follower({TP: PartitionState(0, 1, (0, 1), (0, 1))})
+    c.advance(100)
+    c.pump()
+    assert c.brokers[1].log_end_offset(TP) == 1

@@ -1,0 +1,451 @@
+"""ReplicaManager workflows: three brokers wired by direct calls, one manual clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from replica import (
+    GROUP_METADATA_TOPIC_NAME,
+    BrokerConfig,
+    Errors,
+    FetchIsolation,
+    FetchParams,
+    IsolationLevel,
+    PartitionFetchInfo,
+    PartitionState,
+    Record,
+    TopicPartition,
+)
+from replica.records import batch_size_in_bytes
+from tests.replica.harness import Cluster, Recorder, records
+
+TP = TopicPartition("t", 0)
+TP1 = TopicPartition("t", 1)
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    c = Cluster()
+    c.elect(TP, leader=0)
+    c.pump()  # followers park a long-poll fetch at the leader
+    return c
+
+
+# -- produce --------------------------------------------------------------------------------
+
+
+def test_acks_all_completes_only_after_followers_fetch(cluster: Cluster) -> None:
+    produce = cluster.produce(0, TP, [b"a", b"b"])
+    # The followers' parked fetches completed with the data on append...
+    assert cluster.brokers[1].log_end_offset(TP) == 2
+    assert cluster.brokers[2].log_end_offset(TP) == 2
+    # ...but the leader learns their positions only from their next fetch.
+    assert not produce.done
+    assert cluster.brokers[0].high_watermark(TP) == 0
+    assert cluster.brokers[0].produce_purgatory.num_delayed == 1
+    cluster.pump()
+    response = produce.produce(TP)
+    assert (response.error, response.base_offset) == (Errors.NONE, 0)
+    assert cluster.brokers[0].high_watermark(TP) == 2
+    assert cluster.brokers[0].produce_purgatory.num_delayed == 0
+
+
+def test_acks_all_waits_for_every_isr_member(cluster: Cluster) -> None:
+    produce = cluster.produce(0, TP, [b"a"])
+    fetcher = cluster.brokers[1].replica_fetchers[0]
+    request = fetcher.build_fetch_request(cluster.clock.now)
+    assert request is not None
+    cluster.brokers[0].fetch_messages(
+        1,
+        request.fetch_infos,
+        1,
+        0,
+        1 << 20,
+        IsolationLevel.READ_UNCOMMITTED,
+        lambda r: fetcher.handle_fetch_response(r, cluster.clock.now),
+    )
+    assert not produce.done  # broker 2 has not reported yet
+    cluster.pump()
+    assert produce.produce(TP).error is Errors.NONE
+
+
+def test_acks_one_and_zero_respond_after_the_local_append(cluster: Cluster) -> None:
+    for acks in (1, 0):
+        produce = cluster.produce(0, TP, [b"x"], acks=acks)
+        assert produce.produce(TP).error is Errors.NONE
+    assert cluster.brokers[0].log_end_offset(TP) == 2
+    assert cluster.brokers[0].high_watermark(TP) == 0
+    assert cluster.brokers[0].produce_purgatory.num_delayed == 0
+
+
+def test_invalid_required_acks_rejects_every_partition(cluster: Cluster) -> None:
+    recorder = Recorder()
+    cluster.brokers[0].append_messages(1000, 2, {TP: records(b"a"), TP1: records(b"b")}, recorder)
+    assert {tp: r.error for tp, r in recorder.response.items()} == {  # type: ignore[attr-defined]
+        TP: Errors.INVALID_REQUIRED_ACKS,
+        TP1: Errors.INVALID_REQUIRED_ACKS,
+    }
+    assert cluster.brokers[0].log_end_offset(TP) == 0
+
+
+def test_produce_expires_with_request_timed_out(cluster: Cluster) -> None:
+    cluster.brokers[1].stop_replica(TP, delete=False)
+    cluster.brokers[2].stop_replica(TP, delete=False)
+    produce = cluster.produce(0, TP, [b"a"], timeout_ms=300)
+    cluster.advance(299)
+    assert not produce.done
+    cluster.advance(1)
+    response = produce.produce(TP)
+    assert (response.error, response.base_offset) == (Errors.REQUEST_TIMED_OUT, 0)
+    cluster.advance(10_000)
+    assert len(produce.calls) == 1
+
+
+def test_per_partition_errors_in_one_request(cluster: Cluster) -> None:
+    config = BrokerConfig(message_max_bytes=200)
+    c = Cluster(config=config)
+    c.elect(TP, leader=0, replicas=(0,))
+    c.elect(TP1, leader=1, replicas=(0, 1))
+    internal = TopicPartition(GROUP_METADATA_TOPIC_NAME, 0)
+    c.elect(internal, leader=0, replicas=(0,))
+    unknown = TopicPartition("nope", 0)
+    recorder = Recorder()
+    c.brokers[0].append_messages(
+        1000,
+        -1,
+        {
+            TP: records(b"ok"),
+            TP1: records(b"follower"),
+            unknown: records(b"x"),
+            internal: records(b"x"),
+        },
+        recorder,
+    )
+    errors = {tp: r.error for tp, r in recorder.response.items()}  # type: ignore[attr-defined]
+    assert errors == {
+        TP: Errors.NONE,
+        TP1: Errors.NOT_LEADER_OR_FOLLOWER,
+        unknown: Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        internal: Errors.INVALID_TOPIC_EXCEPTION,
+    }
+    big = Recorder()
+    c.brokers[0].append_messages(1000, 1, {TP: [Record(None, bytes(300))], TP1: []}, big)
+    assert big.produce(TP).error is Errors.MESSAGE_TOO_LARGE
+    assert big.produce(TP1).error is Errors.INVALID_RECORD  # request validation comes first
+    empty = Recorder()
+    c.brokers[0].append_messages(1000, 1, {TP: []}, empty)
+    assert empty.produce(TP).error is Errors.INVALID_RECORD
+    coordinator = Recorder()
+    c.brokers[0].append_messages(
+        1000, -1, {internal: records(b"offset")}, coordinator, internal_topics_allowed=True
+    )
+    assert coordinator.produce(internal).error is Errors.NONE
+
+
+def test_acks_all_with_no_successful_append_responds_at_once(cluster: Cluster) -> None:
+    recorder = Recorder()
+    cluster.brokers[0].append_messages(
+        1000, -1, {TopicPartition("nope", 0): records(b"a")}, recorder
+    )
+    assert recorder.done
+    assert cluster.brokers[0].produce_purgatory.num_delayed == 0
+
+
+def test_not_enough_replicas_when_isr_below_min_insync() -> None:
+    c = Cluster(
+        config=BrokerConfig(
+            min_insync_replicas=2, replica_lag_time_max_ms=1000, replica_fetch_wait_max_ms=500
+        )
+    )
+    c.elect(TP, leader=0)
+    c.brokers[1].stop_replica(TP, delete=False)
+    c.brokers[2].stop_replica(TP, delete=False)
+    c.advance(1001)  # the ISR check drops both silent followers
+    assert c.brokers[0].isr(TP) == (0,)
+    rejected = c.produce(0, TP, [b"a"])
+    assert rejected.produce(TP).error is Errors.NOT_ENOUGH_REPLICAS
+    assert c.brokers[0].log_end_offset(TP) == 0
+    assert c.produce(0, TP, [b"a"], acks=1).produce(TP).error is Errors.NONE
+
+
+def test_not_enough_replicas_after_append_when_the_isr_shrinks_while_waiting() -> None:
+    c = Cluster(
+        config=BrokerConfig(
+            min_insync_replicas=2, replica_lag_time_max_ms=1000, replica_fetch_wait_max_ms=500
+        )
+    )
+    c.elect(TP, leader=0)
+    c.brokers[1].stop_replica(TP, delete=False)
+    c.brokers[2].stop_replica(TP, delete=False)
+    produce = c.produce(0, TP, [b"a"], timeout_ms=5000)
+    c.advance(600)
+    assert not produce.done
+    c.advance(600)  # ISR check at 1200: both out, HW moves to 1, the produce completes
+    assert produce.produce(TP).error is Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+
+
+def test_log_append_time_is_returned_when_configured() -> None:
+    c = Cluster(broker_ids=(0,), config=BrokerConfig(log_message_timestamp_type="LogAppendTime"))
+    c.elect(TP, leader=0)
+    c.clock.now = 1234
+    response = c.produce(0, TP, [b"a"]).produce(TP)
+    assert (response.error, response.log_append_time) == (Errors.NONE, 1234)
+    assert c.produce(0, TP, [b"b"], acks=1).produce(TP).base_offset == 1
+
+
+# -- consumer fetch -------------------------------------------------------------------------
+
+
+def test_consumer_fetch_long_polls_until_data_reaches_the_high_watermark(cluster: Cluster) -> None:
+    fetch = cluster.consume(0, TP, 0, max_wait_ms=500)
+    assert not fetch.done
+    cluster.produce(0, TP, [b"a"], acks=1)
+    assert not fetch.done  # appended, but not committed yet
+    cluster.pump()  # followers report: HW moves, the consumer's fetch completes
+    data = fetch.fetch(TP)
+    assert data.error is Errors.NONE
+    assert [b.base_offset for b in data.records] == [0]
+    assert (data.high_watermark, data.log_start_offset, data.last_stable_offset) == (1, 0, 1)
+
+
+def test_consumer_fetch_expires_after_max_wait_with_no_data(cluster: Cluster) -> None:
+    fetch = cluster.consume(0, TP, 0, max_wait_ms=500)
+    cluster.advance(499)
+    assert not fetch.done
+    cluster.advance(1)
+    data = fetch.fetch(TP)
+    assert (data.error, len(data.records)) == (Errors.NONE, 0)
+
+
+def test_consumer_fetch_answers_at_once_when_it_can(cluster: Cluster) -> None:
+    assert cluster.consume(0, TP, 0, max_wait_ms=0).done
+    assert cluster.consume(0, TP, 5).fetch(TP).error is Errors.OFFSET_OUT_OF_RANGE
+    assert cluster.consume(1, TP, 0).fetch(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
+    empty = Recorder()
+    cluster.brokers[0].fetch_messages(-1, {}, 1, 500, 100, IsolationLevel.READ_UNCOMMITTED, empty)
+    assert empty.response == {}
+    cluster.produce(0, TP, [b"a"])
+    cluster.pump()
+    assert len(cluster.consume(0, TP, 0).fetch(TP).records) == 1
+
+
+def test_consumer_fetch_waits_for_min_bytes(cluster: Cluster) -> None:
+    batch = batch_size_in_bytes(records(b"a"))
+    fetch = cluster.consume(0, TP, 0, min_bytes=2 * batch, max_wait_ms=1000)
+    cluster.produce(0, TP, [b"a"])
+    cluster.pump()
+    assert not fetch.done  # one batch committed, not enough
+    cluster.produce(0, TP, [b"b"])
+    cluster.pump()
+    assert [b.base_offset for b in fetch.fetch(TP).records] == [0, 1]
+
+
+def test_partition_max_bytes_caps_what_counts_toward_min_bytes(cluster: Cluster) -> None:
+    batch = batch_size_in_bytes(records(b"a"))
+    fetch = cluster.consume(0, TP, 0, min_bytes=2 * batch, max_bytes=batch, max_wait_ms=1000)
+    for value in (b"a", b"b", b"c"):
+        cluster.produce(0, TP, [value])
+    cluster.pump()
+    assert not fetch.done
+    cluster.advance(1000)
+    assert len(fetch.fetch(TP).records) == 1
+
+
+def test_delayed_fetch_completes_when_the_end_moves_to_a_new_segment() -> None:
+    size = batch_size_in_bytes(records(b"a"))
+    c = Cluster(broker_ids=(0,), config=BrokerConfig(log_segment_bytes=size))
+    c.elect(TP, leader=0)
+    c.produce(0, TP, [b"a"])
+    # At the end of segment 0, waiting for far more bytes than will come.
+    fetch = c.consume(0, TP, 1, min_bytes=10 * size, max_wait_ms=1000)
+    assert not fetch.done
+    c.produce(0, TP, [b"b"])  # rolls segment 1: the fetch position is on an older segment
+    assert [b.base_offset for b in fetch.fetch(TP).records] == [1]
+
+
+def test_fetch_response_max_bytes_and_min_one_message() -> None:
+    c = Cluster(broker_ids=(0,))
+    c.elect(TP, leader=0)
+    c.elect(TP1, leader=0)
+    for tp in (TP, TP1):
+        c.produce(0, tp, [b"a" * 50])
+        c.produce(0, tp, [b"b" * 50])
+    size = batch_size_in_bytes(records(b"a" * 50))
+    recorder = Recorder()
+    c.brokers[0].fetch_messages(
+        -1,
+        {TP: PartitionFetchInfo(0, 10), TP1: PartitionFetchInfo(0, 10)},
+        1,
+        0,
+        10,
+        IsolationLevel.READ_UNCOMMITTED,
+        recorder,
+    )
+    # The first partition returns one batch despite the limits; the second nothing.
+    assert [len(recorder.fetch(tp).records) for tp in (TP, TP1)] == [1, 0]
+    recorder2 = Recorder()
+    c.brokers[0].fetch_messages(
+        -1,
+        {TP: PartitionFetchInfo(0, 10 * size), TP1: PartitionFetchInfo(0, 10 * size)},
+        1,
+        0,
+        3 * size,
+        IsolationLevel.READ_COMMITTED,
+        recorder2,
+    )
+    assert [len(recorder2.fetch(tp).records) for tp in (TP, TP1)] == [2, 1]
+
+
+def test_fetch_leader_epoch_checks_and_bad_max_bytes(cluster: Cluster) -> None:
+    def one(info: PartitionFetchInfo) -> Errors:
+        recorder = Recorder()
+        cluster.brokers[0].fetch_messages(
+            -1, {TP: info}, 1, 0, 100, IsolationLevel.READ_UNCOMMITTED, recorder
+        )
+        return recorder.fetch(TP).error
+
+    assert one(PartitionFetchInfo(0, 100, current_leader_epoch=0)) is Errors.NONE
+    assert one(PartitionFetchInfo(0, 100, current_leader_epoch=1)) is Errors.UNKNOWN_LEADER_EPOCH
+    cluster.elect(TP, leader=0)
+    assert one(PartitionFetchInfo(0, 100, current_leader_epoch=0)) is Errors.FENCED_LEADER_EPOCH
+    assert one(PartitionFetchInfo(0, -1)) is Errors.INVALID_REQUEST
+
+
+def test_follower_fetch_from_a_non_replica_gets_empty_records(cluster: Cluster) -> None:
+    cluster.produce(0, TP, [b"a"], acks=1)
+    recorder = Recorder()
+    cluster.brokers[0].fetch_messages(
+        9, {TP: PartitionFetchInfo(0, 100)}, 1, 0, 100, IsolationLevel.READ_UNCOMMITTED, recorder
+    )
+    data = recorder.fetch(TP)
+    assert (data.error, len(data.records)) == (Errors.NONE, 0)
+
+
+def test_read_from_local_log_for_the_coordinator(cluster: Cluster) -> None:
+    cluster.produce(0, TP, [b"a", b"b"], acks=1)
+    params = FetchParams(-1, 0, 0, 1 << 20, FetchIsolation.LOG_END)
+    result = cluster.brokers[0].read_from_local_log(params, {TP: PartitionFetchInfo(0, 1 << 20)})[
+        TP
+    ]
+    assert result.error is Errors.NONE
+    assert [r.value for b in result.info.records for r in b.records] == [b"a", b"b"]
+    assert (result.high_watermark, result.leader_log_end_offset) == (0, 2)
+
+
+# -- leadership changes ---------------------------------------------------------------------
+
+
+def test_leadership_loss_completes_delayed_operations_with_not_leader(cluster: Cluster) -> None:
+    produce = cluster.produce(0, TP, [b"a"])
+    consumer = cluster.consume(0, TP, 1, max_wait_ms=10_000)
+    assert not produce.done and not consumer.done
+    changes: list[tuple[list[TopicPartition], list[TopicPartition]]] = []
+    epoch = cluster.epochs[TP] + 1
+    cluster.epochs[TP] = epoch
+    errors = cluster.brokers[0].become_leader_or_follower(
+        {TP: PartitionState(1, epoch, (1, 2), (0, 1, 2))},
+        lambda leaders, followers: changes.append((leaders, followers)),
+    )
+    assert errors == {TP: Errors.NONE}
+    assert changes == [([], [TP])]
+    assert produce.produce(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
+    assert consumer.fetch(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
+    # The followers' parked fetches were answered too: the old leader's purgatories are empty.
+    assert cluster.brokers[0].fetch_purgatory.num_delayed == 0
+    assert cluster.brokers[0].produce_purgatory.num_delayed == 0
+    cluster.advance(100_000)
+    assert len(produce.calls) == 1 and len(consumer.calls) == 1
+
+
+def test_deleting_a_replica_completes_its_operations(cluster: Cluster) -> None:
+    produce = cluster.produce(0, TP, [b"a"])
+    assert cluster.brokers[0].stop_replica(TP, delete=True) is Errors.NONE
+    assert produce.produce(TP).error is Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert cluster.brokers[0].get_partition(TP) is None
+    assert cluster.brokers[0].stop_replica(TP, delete=True) is Errors.NONE
+
+
+def test_state_changes_with_stale_epochs_or_foreign_replicas_are_ignored(cluster: Cluster) -> None:
+    broker = cluster.brokers[0]
+    stale = broker.become_leader_or_follower({TP: PartitionState(1, 0, (0, 1, 2), (0, 1, 2))})
+    assert stale == {TP: Errors.STALE_CONTROLLER_EPOCH}
+    assert broker.is_leader(TP)
+    other = TopicPartition("other", 0)
+    foreign = broker.become_leader_or_follower({other: PartitionState(1, 0, (1,), (1, 2))})
+    assert foreign == {other: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    assert broker.get_partition(other) is None
+
+
+def test_failover_keeps_committed_data_and_truncates_the_uncommitted_tail(cluster: Cluster) -> None:
+    cluster.produce(0, TP, [b"a", b"b"])
+    cluster.pump()
+    # A follower learns the new HW from its next response: here when its long poll expires.
+    assert cluster.brokers[1].high_watermark(TP) == 0
+    cluster.advance(500)
+    cluster.pump()
+    assert [cluster.brokers[b].high_watermark(TP) for b in (0, 1, 2)] == [2, 2, 2]
+    # Broker 0 appends more that only broker 1 gets, then broker 0 "dies".
+    cluster.brokers[2].stop_replica(TP, delete=False)
+    cluster.produce(0, TP, [b"c"], acks=1)
+    assert cluster.brokers[1].log_end_offset(TP) == 3
+    assert cluster.brokers[2].log_end_offset(TP) == 2
+    cluster.brokers[0].stop_replica(TP, delete=False)
+    # The controller elects 2; 1 becomes its follower and truncates to its HW.
+    cluster.elect(TP, leader=2, isr=(1, 2), brokers=(2, 1))
+    assert cluster.brokers[2].is_leader(TP)
+    assert cluster.brokers[1].log_end_offset(TP) == 2
+    produce = cluster.produce(2, TP, [b"d"])
+    cluster.pump()
+    assert produce.produce(TP).base_offset == 2
+    assert cluster.brokers[2].high_watermark(TP) == 3
+    # The old leader comes back as a follower: truncated to its HW, then catches up.
+    state = PartitionState(2, cluster.epochs[TP], (1, 2), (0, 1, 2))
+    assert cluster.brokers[0].become_leader_or_follower({TP: state}) == {TP: Errors.NONE}
+    assert cluster.brokers[0].log_end_offset(TP) == 2
+    cluster.pump()
+    cluster.pump()
+    assert cluster.brokers[0].log_end_offset(TP) == 3
+    assert cluster.brokers[2].isr(TP) == (1, 2, 0)
+    values = [
+        r.value
+        for s in cluster.brokers[0].get_partition(TP).log.segments  # type: ignore[union-attr]
+        for b in s.batches
+        for r in b.records
+    ]
+    assert values == [b"a", b"b", b"d"]
+
+
+# -- time, metrics --------------------------------------------------------------------------
+
+
+def test_next_deadline_and_metrics(cluster: Cluster) -> None:
+    broker = cluster.brokers[0]
+    # Parked follower fetches wait replica.fetch.wait.max.ms; the ISR check is at 15 s.
+    assert broker.next_deadline() == 500
+    assert broker.fetch_purgatory.num_delayed == 2
+    assert broker.fetch_purgatory.watched == 2
+    cluster.consume(0, TP, 0, max_wait_ms=100)
+    assert broker.next_deadline() == 100
+    cluster.advance(100)
+    assert broker.next_deadline() == 500
+    cluster.advance(400)  # the followers' fetches expire; they fetch again
+    cluster.pump()
+    assert broker.next_deadline() == 1000
+    follower = cluster.brokers[1]
+    assert follower.next_deadline() is None  # no leaderships, no delayed operations
+
+
+def test_shutdown_drops_pending_operations(cluster: Cluster) -> None:
+    produce = cluster.produce(0, TP, [b"a"])
+    cluster.brokers[0].shutdown()
+    cluster.advance(10_000)
+    assert not produce.done
+    assert cluster.brokers[0].fetch_purgatory.num_delayed == 0
+
+
+def test_a_new_epoch_with_a_smaller_isr_completes_waiting_produces(cluster: Cluster) -> None:
+    produce = cluster.produce(0, TP, [b"a"])
+    assert not produce.done
+    cluster.elect(TP, leader=0, isr=(0,), brokers=(0,))
+    assert produce.produce(TP).error is Errors.NONE
+    assert cluster.brokers[0].high_watermark(TP) == 1
