@@ -1,0 +1,141 @@
+"""``python -m sim``: run scenarios, list them and their knobs, benchmark the engine.
+
+argparse (standard library) is enough for four subcommands and keeps the dependency list
+short. Exit codes: 0 success; 1 the run failed (e.g. the cluster is not wired in yet);
+2 bad usage or a bad scenario, reported as one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from sim.scenario import ScenarioError, bundled_scenarios, load_scenario
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m sim",
+        description="Deterministic discrete-event simulator of a Kafka cluster's commit latency.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run a scenario", description="Run a scenario.")
+    run.add_argument(
+        "scenario", nargs="?", default=None, help="scenario file or bundled name (default: default)"
+    )
+    run.add_argument("--seed", help="run seed (simulation.seed)")
+    run.add_argument("--duration", help='virtual time to simulate, e.g. "60s"')
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override any knob, e.g. --set producers[0].acks=1 (repeatable)",
+    )
+    run.add_argument("--out", help="write the run directory here (Parquet, JSON, PNG)")
+    run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    commands.add_parser("scenarios", help="list the bundled scenarios")
+
+    knobs = commands.add_parser("knobs", help="list every knob and its value in a scenario")
+    knobs.add_argument("scenario", nargs="?", default=None, help="scenario (default: default)")
+    knobs.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+
+    bench = commands.add_parser("bench", help="measure engine overhead and scenario throughput")
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument("--events", type=int, default=50_000, help="events per engine round")
+    bench.add_argument("--rounds", type=int, default=15, help="engine rounds per variant")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "scenarios":
+            return _scenarios()
+        if args.command == "knobs":
+            return _knobs(args)
+        return _bench(args)
+    except ScenarioError as error:
+        print(error, file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    overrides = list(args.overrides)
+    if args.seed is not None:
+        overrides.append(f"simulation.seed={args.seed}")
+    if args.duration is not None:
+        overrides.append(f"simulation.duration={args.duration}")
+    scenario = load_scenario(args.scenario, overrides)
+    # Imported after the scenario is checked: pyarrow and matplotlib take a while to load.
+    from sim.runner import ClusterNotWiredError, run_scenario
+
+    try:
+        result = run_scenario(scenario, progress=not args.no_progress)
+    except ClusterNotWiredError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.out is not None:
+        result.write(args.out, plots=not args.no_plots)
+    print(result.format_table())
+    if args.out is not None:
+        print(f"run directory: {args.out}")
+    return EXIT_OK
+
+
+def _scenarios() -> int:
+    scenarios = bundled_scenarios()
+    width = max(len(name) for name in scenarios)
+    for name in scenarios:
+        print(f"{name.ljust(width)}  {load_scenario(name).description}")
+    return EXIT_OK
+
+
+def _knobs(args: argparse.Namespace) -> int:
+    from sim.scenario.knobs import knob_rows
+
+    rows = knob_rows(load_scenario(args.scenario, args.overrides))
+    width = max(len(row.path) for row in rows)
+    for row in rows:
+        print(f"{row.path.ljust(width)}  {row.value}  ({row.kind}; {row.help})")
+    return EXIT_OK
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from sim.bench import engine_overhead, scenario_throughput
+    from sim.runner import ClusterNotWiredError
+
+    results: dict[str, object] = {}
+    engine = engine_overhead(events=args.events, rounds=args.rounds)
+    results["engine_events_per_wall_s"] = engine.pop("events_per_wall_s")
+    results.update(engine)
+    status = EXIT_OK
+    try:
+        results.update(scenario_throughput())
+    except ClusterNotWiredError as error:
+        results.update(messages_per_wall_s=None, events_per_wall_s=None)
+        results["scenario_error"] = str(error)
+        status = EXIT_FAILED
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for key, value in results.items():
+            print(f"{key}: {value}")
+    if status != EXIT_OK:
+        print(f"error: default scenario not measured: {results['scenario_error']}", file=sys.stderr)
+    return status

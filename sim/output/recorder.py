@@ -1,0 +1,255 @@
+"""What a run measures: the recorder the cluster and clients report to.
+
+Every method on the hot path appends one tuple to a list; the tables are built once, at the
+end (:meth:`MetricsRecorder.tables`). Times are virtual microseconds (``Simulator.now``).
+
+Messages are identified by an integer ``message_id`` that the producer assigns and that
+travels with the record, so a consumer can report it. Per message the recorder keeps the
+first time of each event; ``message_delivered`` may be called again for the same message
+(a redelivery after a restart, or a producer retry that appended it twice): that makes the
+message a duplicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+
+__all__ = ["MESSAGES_SCHEMA", "REQUESTS_SCHEMA", "TIMESERIES_SCHEMA", "MetricsRecorder"]
+
+MESSAGES_SCHEMA = pa.schema(
+    [
+        ("message_id", pa.int64()),
+        ("producer", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("sent_us", pa.int64()),
+        ("acked_us", pa.int64()),
+        ("ack_error", pa.int16()),
+        ("delivered_us", pa.int64()),
+        ("processed_us", pa.int64()),
+        ("committed_us", pa.int64()),
+        ("produce_latency_us", pa.int64()),
+        ("end_to_end_latency_us", pa.int64()),
+        ("commit_latency_us", pa.int64()),
+        ("deliveries", pa.int32()),
+        ("duplicate", pa.bool_()),
+    ]
+)
+"""One row per message sent, in sending order. Absent events are null.
+
+produce latency = acked - sent (also for failed sends, whose ``ack_error`` is not 0);
+end-to-end latency = first delivery to a consumer - sent; commit latency = committed -
+first processing finished; ``duplicate``: delivered more than once.
+"""
+
+REQUESTS_SCHEMA = pa.schema(
+    [
+        ("api", pa.string()),
+        ("broker", pa.int32()),
+        ("client", pa.string()),
+        ("sent_us", pa.int64()),
+        ("completed_us", pa.int64()),
+        ("round_trip_us", pa.int64()),
+        ("queue_time_us", pa.int64()),
+        ("produce_purgatory_us", pa.int64()),
+        ("fetch_purgatory_us", pa.int64()),
+        ("error", pa.int16()),
+    ]
+)
+"""One row per request whose response reached its client, in completion order.
+
+``queue_time_us``: time in the broker's request queue; ``*_purgatory_us``: time the request
+(or, for OffsetCommit, its append) waited in that purgatory; null if it never entered it.
+"""
+
+TIMESERIES_SCHEMA = pa.schema(
+    [
+        ("time_us", pa.int64()),
+        ("source", pa.string()),
+        ("metric", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
+"""Samples in long format: one row per (time, source, metric), e.g. ``broker-0``,
+``produce_purgatory_watched``. Sampled by the probes registered with ``add_probe``."""
+
+
+class MetricsRecorder:
+    """Collects per-message, per-request and time-series measurements of one run."""
+
+    def __init__(self) -> None:
+        self._sent: list[tuple[int, int, str, str]] = []
+        self._acked: list[tuple[int, int, int, int, int]] = []
+        self._delivered: list[tuple[int, int]] = []
+        self._processed: list[tuple[int, int]] = []
+        self._committed: list[tuple[int, int]] = []
+        self._requests: list[tuple[str, int, str, int, int, int, int | None, int | None, int]] = []
+        self._samples: list[tuple[int, str, str, float]] = []
+        self._probes: list[tuple[str, str, Callable[[], float]]] = []
+
+    # -- messages (hot path) -----------------------------------------------------------------
+
+    def message_sent(self, message_id: int, t: int, producer: str, topic: str) -> None:
+        """The application handed message ``message_id`` to ``producer`` at ``t``."""
+        self._sent.append((message_id, t, producer, topic))
+
+    def message_acked(
+        self, message_id: int, t: int, partition: int, offset: int, error: int = 0
+    ) -> None:
+        """The producer got the final outcome of the message at ``t`` (``error`` 0: success).
+
+        ``offset`` is -1 when the send failed.
+        """
+        self._acked.append((message_id, t, partition, offset, error))
+
+    def message_delivered(self, message_id: int, t: int) -> None:
+        """A consumer received the message (again, if called before for it)."""
+        self._delivered.append((message_id, t))
+
+    def message_processed(self, message_id: int, t: int) -> None:
+        """A consumer finished processing the message."""
+        self._processed.append((message_id, t))
+
+    def message_committed(self, message_id: int, t: int) -> None:
+        """An offset commit covering the message succeeded (its response arrived at ``t``)."""
+        self._committed.append((message_id, t))
+
+    # -- requests and samples ----------------------------------------------------------------
+
+    def request_completed(
+        self,
+        api: str,
+        broker: int,
+        client: str,
+        sent: int,
+        completed: int,
+        *,
+        queue_time: int = 0,
+        produce_purgatory: int | None = None,
+        fetch_purgatory: int | None = None,
+        error: int = 0,
+    ) -> None:
+        """A response to an ``api`` request (Kafka's name: Produce, Fetch, OffsetCommit...)
+        sent at ``sent`` by ``client`` to ``broker`` reached the client at ``completed``."""
+        self._requests.append(
+            (api, broker, client, sent, completed, queue_time, produce_purgatory,
+             fetch_purgatory, error)
+        )  # fmt: skip
+
+    def sample(self, t: int, source: str, metric: str, value: float) -> None:
+        """One time-series point."""
+        self._samples.append((t, source, metric, float(value)))
+
+    def add_probe(self, source: str, metric: str, probe: Callable[[], float]) -> None:
+        """Sample ``probe()`` as (``source``, ``metric``) at every :meth:`sample_probes`."""
+        self._probes.append((source, metric, probe))
+
+    def sample_probes(self, t: int) -> None:
+        """Record every probe's current value at time ``t`` (the runner calls this)."""
+        append = self._samples.append
+        for source, metric, probe in self._probes:
+            append((t, source, metric, float(probe())))
+
+    # -- tables --------------------------------------------------------------------------------
+
+    def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """The (messages, requests, timeseries) tables; see the schemas for their columns."""
+        return self._messages_table(), self._requests_table(), self._timeseries_table()
+
+    def _messages_table(self) -> pa.Table:
+        row_of: dict[int, int] = {}
+        ids: list[int] = []
+        producers: list[str] = []
+        topics: list[str] = []
+        sent: list[int] = []
+        for message_id, t, producer, topic in self._sent:
+            if message_id in row_of:
+                continue
+            row_of[message_id] = len(ids)
+            ids.append(message_id)
+            sent.append(t)
+            producers.append(producer)
+            topics.append(topic)
+        n = len(ids)
+        acked: list[int | None] = [None] * n
+        partition: list[int | None] = [None] * n
+        offset: list[int | None] = [None] * n
+        ack_error: list[int | None] = [None] * n
+        for message_id, t, part, off, error in self._acked:
+            row = row_of.get(message_id)
+            if row is not None and acked[row] is None:
+                acked[row], partition[row], ack_error[row] = t, part, error
+                offset[row] = off if off >= 0 else None
+        delivered, deliveries = _first_times(self._delivered, row_of, n)
+        processed, _ = _first_times(self._processed, row_of, n)
+        committed, _ = _first_times(self._committed, row_of, n)
+        columns = {
+            "message_id": ids,
+            "producer": producers,
+            "topic": topics,
+            "partition": partition,
+            "offset": offset,
+            "sent_us": sent,
+            "acked_us": acked,
+            "ack_error": ack_error,
+            "delivered_us": delivered,
+            "processed_us": processed,
+            "committed_us": committed,
+            "produce_latency_us": _differences(acked, sent),
+            "end_to_end_latency_us": _differences(delivered, sent),
+            "commit_latency_us": _differences(committed, processed),
+            "deliveries": deliveries,
+            "duplicate": [count > 1 for count in deliveries],
+        }
+        return pa.Table.from_pydict(columns, schema=MESSAGES_SCHEMA)
+
+    def _requests_table(self) -> pa.Table:
+        rows = self._requests
+        names = [field.name for field in REQUESTS_SCHEMA]
+        columns: dict[str, list[object]] = {name: [] for name in names}
+        for api, broker, client, sent, completed, queue, produce, fetch, error in rows:
+            columns["api"].append(api)
+            columns["broker"].append(broker)
+            columns["client"].append(client)
+            columns["sent_us"].append(sent)
+            columns["completed_us"].append(completed)
+            columns["round_trip_us"].append(completed - sent)
+            columns["queue_time_us"].append(queue)
+            columns["produce_purgatory_us"].append(produce)
+            columns["fetch_purgatory_us"].append(fetch)
+            columns["error"].append(error)
+        return pa.Table.from_pydict(columns, schema=REQUESTS_SCHEMA)
+
+    def _timeseries_table(self) -> pa.Table:
+        columns: dict[str, list[object]] = {field.name: [] for field in TIMESERIES_SCHEMA}
+        for t, source, metric, value in self._samples:
+            columns["time_us"].append(t)
+            columns["source"].append(source)
+            columns["metric"].append(metric)
+            columns["value"].append(value)
+        return pa.Table.from_pydict(columns, schema=TIMESERIES_SCHEMA)
+
+
+def _first_times(
+    events: list[tuple[int, int]], row_of: dict[int, int], n: int
+) -> tuple[list[int | None], list[int]]:
+    """First event time per message row, and how many events each row had."""
+    first: list[int | None] = [None] * n
+    counts = [0] * n
+    for message_id, t in events:
+        row = row_of.get(message_id)
+        if row is None:
+            continue
+        if first[row] is None:
+            first[row] = t
+        counts[row] += 1
+    return first, counts
+
+
+def _differences(
+    later: list[int | None], earlier: list[int] | list[int | None]
+) -> list[int | None]:
+    return [None if b is None or a is None else b - a for b, a in zip(later, earlier, strict=True)]

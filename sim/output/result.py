@@ -1,0 +1,80 @@
+"""The result of one run and its directory on disk.
+
+A run directory holds::
+
+    messages.parquet    one row per message (see recorder.MESSAGES_SCHEMA)
+    requests.parquet    one row per request (REQUESTS_SCHEMA)
+    timeseries.parquet  sampled metrics in long format (TIMESERIES_SCHEMA)
+    summary.json        counts and latency percentiles (see summary.py)
+    *.png               plots (see plots.py)
+
+The same seed gives byte-identical files: no timestamps or host names are written, the
+Parquet writer options are fixed, and the PNGs carry no metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sim.output.summary import format_summary
+
+__all__ = ["PARQUET_OPTIONS", "RunResult"]
+
+PARQUET_OPTIONS: dict[str, Any] = {
+    "version": "2.6",
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "data_page_version": "1.0",
+    "store_schema": True,
+}
+"""Fixed writer options, so files depend only on the data (and the pyarrow version)."""
+
+
+@attrs.frozen
+class RunResult:
+    """Tables and summary of one run (what a Spark task gets back per (point, seed)).
+
+    ``wall_seconds`` is how long the run took on the host; it is never written to the run
+    directory (it would break byte-identical output).
+    """
+
+    messages: pa.Table
+    requests: pa.Table
+    timeseries: pa.Table
+    summary: dict[str, Any]
+    wall_seconds: float = attrs.field(default=0.0, eq=False)
+
+    def write(self, directory: str | Path, *, plots: bool = True) -> list[Path]:
+        """Write the run directory (created if needed); return the files written."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, table in (
+            ("messages", self.messages),
+            ("requests", self.requests),
+            ("timeseries", self.timeseries),
+        ):
+            path = out / f"{name}.parquet"
+            pq.write_table(table, path, **PARQUET_OPTIONS)
+            written.append(path)
+        summary_path = out / "summary.json"
+        summary_path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        written.append(summary_path)
+        if plots:
+            from sim.output.plots import write_plots  # matplotlib loads slowly; only when used
+
+            warmup = int(self.summary["run"]["warmup_us"])
+            written.extend(write_plots(out, self.messages, self.timeseries, warmup_us=warmup))
+        return written
+
+    def format_table(self) -> str:
+        """The summary as a terminal table."""
+        return format_summary(self.summary)

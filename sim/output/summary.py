@@ -1,0 +1,136 @@
+"""The run summary: counts and latency percentiles, as a JSON-ready dict and a terminal table.
+
+Latency statistics cover messages *sent* (and requests sent) at or after the warmup; counts
+cover the whole run. Percentiles are nearest-rank (the smallest observed value with at least
+p% of the observations at or below it), so every reported value was observed. Latencies are
+reported in milliseconds with microsecond resolution.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["LATENCIES", "PERCENTILES", "format_summary", "latency_stats", "summarize"]
+
+PERCENTILES: tuple[tuple[str, int, int], ...] = (
+    ("p50", 50, 100),
+    ("p90", 90, 100),
+    ("p99", 99, 100),
+    ("p99.9", 999, 1000),
+)
+"""(name, numerator, denominator): exact fractions, so ranks have no rounding error."""
+
+LATENCIES: tuple[tuple[str, str], ...] = (
+    ("produce", "produce_latency_us"),
+    ("end_to_end", "end_to_end_latency_us"),
+    ("commit", "commit_latency_us"),
+)
+"""(summary name, messages column) of the per-message latencies."""
+
+
+def latency_stats(values_us: np.ndarray[Any, Any]) -> dict[str, float | int | None]:
+    """count, mean, nearest-rank percentiles and max of microsecond values, in ms."""
+    count = int(values_us.size)
+    stats: dict[str, float | int | None] = {"count": count}
+    if count == 0:
+        stats.update({"mean_ms": None, **{f"{p[0]}_ms": None for p in PERCENTILES}, "max_ms": None})
+        return stats
+    stats["mean_ms"] = round(float(values_us.mean()) / 1000, 3)
+    ordered = np.sort(values_us)
+    for name, numerator, denominator in PERCENTILES:
+        rank = -(-count * numerator // denominator)  # ceil(count * p), exactly
+        stats[f"{name}_ms"] = int(ordered[max(rank, 1) - 1]) / 1000
+    stats["max_ms"] = int(ordered[-1]) / 1000
+    return stats
+
+
+def _column(table: pa.Table, name: str, mask: pa.ChunkedArray | None) -> np.ndarray[Any, Any]:
+    column = table.column(name)
+    if mask is not None:
+        column = column.filter(mask)
+    return np.asarray(column.drop_null().to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _count(table: pa.Table, name: str) -> int:
+    return int(table.num_rows - table.column(name).null_count)
+
+
+def summarize(
+    messages: pa.Table,
+    requests: pa.Table,
+    *,
+    run: dict[str, Any],
+    warmup_us: int,
+) -> dict[str, Any]:
+    """The summary dict of a run; ``run`` (seed, duration...) is copied in as is."""
+    after_warmup = pc.greater_equal(messages.column("sent_us"), warmup_us)
+    acked_ok = pc.and_(pc.equal(messages.column("ack_error"), 0), after_warmup)
+    failed = pc.sum(pc.not_equal(messages.column("ack_error"), 0)).as_py() or 0
+    summary: dict[str, Any] = {"run": run}
+    summary["messages"] = {
+        "sent": messages.num_rows,
+        "acked": _count(messages, "acked_us") - failed,
+        "failed": failed,
+        "delivered": _count(messages, "delivered_us"),
+        "processed": _count(messages, "processed_us"),
+        "committed": _count(messages, "committed_us"),
+        "duplicates": pc.sum(messages.column("duplicate")).as_py() or 0,
+    }
+    latency: dict[str, Any] = {}
+    for name, column in LATENCIES:
+        mask = acked_ok if name == "produce" else after_warmup
+        latency[name] = latency_stats(_column(messages, column, mask))
+    summary["latency"] = latency
+    per_api: dict[str, Any] = {}
+    recent = pc.greater_equal(requests.column("sent_us"), warmup_us)
+    for api in sorted(set(requests.column("api").to_pylist())):
+        mask = pc.and_(recent, pc.equal(requests.column("api"), api))
+        errors = pc.sum(pc.and_(mask, pc.not_equal(requests.column("error"), 0))).as_py() or 0
+        per_api[api] = {
+            "errors": errors,
+            "round_trip": latency_stats(_column(requests, "round_trip_us", mask)),
+            "queue_time": latency_stats(_column(requests, "queue_time_us", mask)),
+            "produce_purgatory": latency_stats(_column(requests, "produce_purgatory_us", mask)),
+            "fetch_purgatory": latency_stats(_column(requests, "fetch_purgatory_us", mask)),
+        }
+    summary["requests"] = per_api
+    return summary
+
+
+def _cell(value: float | int | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The summary as a plain-text table for the terminal (latencies in ms)."""
+    heads = ["", "count", "mean", *(p[0] for p in PERCENTILES), "max"]
+    rows = []
+    for name, _ in LATENCIES:
+        rows.append((f"{name} latency", summary["latency"][name]))
+    for api, stats in summary["requests"].items():
+        rows.append((f"{api} round trip", stats["round_trip"]))
+        for purgatory in ("produce_purgatory", "fetch_purgatory"):
+            if stats[purgatory]["count"]:
+                rows.append((f"{api} in {purgatory.replace('_', ' ')}", stats[purgatory]))
+    table = [heads]
+    for label, stats in rows:
+        values = [stats["mean_ms"], *(stats[f"{p[0]}_ms"] for p in PERCENTILES), stats["max_ms"]]
+        table.append([label, str(stats["count"]), *(_cell(v) for v in values)])
+    widths = [max(len(row[i]) for row in table) for i in range(len(heads))]
+    lines = []
+    for i, row in enumerate(table):
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    counts = summary["messages"]
+    lines.append("")
+    lines.append("messages: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
+    lines.append("latencies in ms; messages sent after the warmup")
+    return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""Running a scenario: build the simulated world, drive the engine, return a :class:`RunResult`.
+
+:func:`run_scenario` is the entry point for the CLI and for sweeps (one call per
+(point, seed)). Building the world -- network, brokers with their request handler pools,
+clients, faults -- is one function, :func:`build_cluster`; ``run_scenario`` takes another
+builder for tests and experiments.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+from tqdm import tqdm
+
+from sim.engine import Simulator, every
+from sim.output import MetricsRecorder, RunResult, summarize
+from sim.scenario import Scenario
+
+__all__ = ["ClusterNotWiredError", "WorldBuilder", "build_cluster", "run_scenario"]
+
+WorldBuilder = Callable[[Simulator, Scenario, MetricsRecorder], object]
+"""Creates everything a run simulates on ``sim``, reporting to the recorder. Registers
+time-series probes with ``recorder.add_probe`` and schedules its own events."""
+
+_PROGRESS_STEPS = 200
+
+
+class ClusterNotWiredError(RuntimeError):
+    """The broker cluster is not plugged into the simulator yet (see :func:`build_cluster`)."""
+
+
+def build_cluster(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) -> None:
+    """Build the simulated Kafka cluster of ``scenario`` on ``sim``: the plug point.
+
+    To do here: a :class:`sim.network.Network` (nodes ``broker-<id>`` and the clients), one
+    :class:`sim.request_handling.RequestHandlerPool` per broker feeding the broker's
+    KafkaApis (from ``sim.harness``), topics and ``__consumer_offsets``, the clients of
+    ``sim.clients``, the faults (``Network.add_latency_spike``, broker crashes), and probes
+    for purgatory sizes and replica lag (``recorder.add_probe``).
+
+    Raises ClusterNotWiredError until the harness and clients are wired in.
+    """
+    raise ClusterNotWiredError(
+        "the broker cluster is not wired into the simulator yet: sim.runner.build_cluster "
+        "is where sim.harness and sim.clients plug in"
+    )
+
+
+def run_scenario(
+    scenario: Scenario,
+    seed: int | None = None,
+    *,
+    progress: bool = False,
+    build: WorldBuilder | None = None,
+) -> RunResult:
+    """Simulate ``scenario`` for ``scenario.simulation.duration`` and return the result.
+
+    ``seed`` defaults to ``scenario.simulation.seed``; the same scenario and seed give the
+    same result, byte for byte once written. ``progress`` shows a tqdm bar of virtual time on
+    stderr when stderr is a terminal. ``build`` defaults to :func:`build_cluster` (looked up
+    at call time). Exceptions of the builder or of a simulated component propagate.
+    """
+    config = scenario.simulation
+    run_seed = config.seed if seed is None else seed
+    sim = Simulator(run_seed)
+    recorder = MetricsRecorder()
+    started = time.perf_counter()
+    (build_cluster if build is None else build)(sim, scenario, recorder)
+    every(sim, config.sample_interval, lambda: recorder.sample_probes(sim.now), first=0)
+    _drive(sim, config.duration, progress)
+    wall_seconds = time.perf_counter() - started
+    messages, requests, timeseries = recorder.tables()
+    run = {
+        "description": scenario.description,
+        "seed": run_seed,
+        "duration_us": config.duration,
+        "warmup_us": config.warmup,
+        "events_processed": sim.events_processed,
+    }
+    summary = summarize(messages, requests, run=run, warmup_us=config.warmup)
+    return RunResult(messages, requests, timeseries, summary, wall_seconds=wall_seconds)
+
+
+def _drive(sim: Simulator, duration: int, progress: bool) -> None:
+    """Run the engine to ``duration`` in steps, advancing a progress bar when shown."""
+    show = progress and sys.stderr.isatty()
+    if not show:
+        sim.run_until(duration)
+        return
+    step = max(duration // _PROGRESS_STEPS, 1)
+    total_s = duration / 1e6
+    with tqdm(total=total_s, unit="s", desc="simulating", file=sys.stderr,
+              bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} virtual s [{elapsed}<{remaining}]",
+              ) as bar:  # fmt: skip
+        while sim.now < duration:
+            sim.run_until(min(sim.now + step, duration))
+            bar.update(sim.now / 1e6 - bar.n)

@@ -1,0 +1,57 @@
+"""Scenarios: TOML files describing a simulated cluster, its clients and faults.
+
+>>> from sim.scenario import load_scenario
+>>> scenario = load_scenario("default", ["producers[0].acks=1", "simulation.duration=10s"])
+>>> scenario.producers[0].config.acks, scenario.simulation.duration
+(1, 10000000)
+
+Every error is a :class:`ScenarioError` whose message is one line naming the field.
+"""
+
+from sim.scenario.clients import BurrowSection, ConsumerSection, ProducerSection
+from sim.scenario.distributions import Constant, Distribution, Exponential, Lognormal, Uniform
+from sim.scenario.errors import ScenarioError
+from sim.scenario.files import (
+    Override,
+    bundled_scenarios,
+    load_scenario,
+    resolve_source,
+    with_overrides,
+)
+from sim.scenario.schema import (
+    BrokerFailure,
+    ClusterConfig,
+    Fault,
+    LatencySpike,
+    NetworkConfig,
+    Scenario,
+    SimulationConfig,
+    TopicConfig,
+    check_scenario,
+)
+
+__all__ = [
+    "BrokerFailure",
+    "BurrowSection",
+    "ClusterConfig",
+    "Constant",
+    "ConsumerSection",
+    "Distribution",
+    "Exponential",
+    "Fault",
+    "LatencySpike",
+    "Lognormal",
+    "NetworkConfig",
+    "Override",
+    "ProducerSection",
+    "Scenario",
+    "ScenarioError",
+    "SimulationConfig",
+    "TopicConfig",
+    "Uniform",
+    "bundled_scenarios",
+    "check_scenario",
+    "load_scenario",
+    "resolve_source",
+    "with_overrides",
+]

@@ -1,0 +1,82 @@
+"""The client sections of a scenario: ``[[producers]]``, ``[[consumers]]`` and ``[burrow]``.
+
+Each section puts together the settings the clients package defines (``sim.clients``) with
+what the scenario has to say about where a client reads or writes:
+
+* ``[[producers]]``: :class:`~sim.clients.workload.ProducerWorkload` (topic, rate, arrivals,
+  message size, keys) and :class:`~sim.clients.producer_config.ProducerConfig` (acks,
+  linger_ms, batch_size, retries...), both flattened into one table.
+* ``[[consumers]]``: ``topics`` plus :class:`~sim.clients.consumer_config.ConsumerConfig`,
+  flattened.
+* ``[burrow]``: ``topic`` plus :class:`~sim.clients.burrow.config.BurrowConfig`, flattened,
+  and the inner Kafka consumer's settings as the sub-table ``[burrow.consumer]`` (its
+  ``processing_time`` would clash with Burrow's).
+
+Flattened knobs also read as the section's own attributes (``producers[0].acks`` is
+``scenario.producers[0].acks`` as well as ``.config.acks``). The configs are imported from
+their submodules: ``sim.clients`` imports this package first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from sim.clients.burrow.config import BurrowConfig
+from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.producer_config import ProducerConfig
+from sim.clients.workload import ProducerWorkload
+from sim.scenario.fields import FlattenedAccess, doc
+
+__all__ = ["BurrowSection", "ConsumerSection", "ProducerSection"]
+
+
+@attrs.frozen(kw_only=True)
+class ProducerSection(FlattenedAccess):
+    """``[[producers]]``: one Sarama-style producer and the messages it sends."""
+
+    workload: ProducerWorkload = attrs.field(
+        metadata=doc("what it sends: topic, rate, arrivals, sizes, keys", flatten=True)
+    )
+    config: ProducerConfig = attrs.field(
+        factory=ProducerConfig, metadata=doc("how it sends: acks, batching, retries", flatten=True)
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ConsumerSection(FlattenedAccess):
+    """``[[consumers]]``: one Kafka consumer assigned every partition of ``topics``."""
+
+    topics: list[str] = attrs.field(metadata=doc("topics whose partitions it consumes"))
+    config: ConsumerConfig = attrs.field(
+        factory=ConsumerConfig, metadata=doc("consumer settings", flatten=True)
+    )
+
+
+def _burrow_consumer() -> ConsumerConfig:
+    return ConsumerConfig(group_id="burrow", enable_auto_commit=False)
+
+
+def _committing_consumer(_instance: Any, _attribute: Any, value: ConsumerConfig) -> None:
+    if value.group_id is None or value.enable_auto_commit:
+        raise ValueError(
+            "the Burrow consumer commits itself: set group_id and enable_auto_commit = false "
+            f"(got group_id = {value.group_id!r}, enable_auto_commit = "
+            f"{str(value.enable_auto_commit).lower()})"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class BurrowSection(FlattenedAccess):
+    """``[burrow]``: the Burrow consumer (worker pool, gap detection, ordered commits)."""
+
+    topic: str = attrs.field(metadata=doc("topic whose partitions it consumes"))
+    config: BurrowConfig = attrs.field(
+        factory=BurrowConfig, metadata=doc("Burrow's settings", flatten=True)
+    )
+    consumer: ConsumerConfig = attrs.field(
+        factory=_burrow_consumer,
+        validator=_committing_consumer,
+        metadata=doc('the inner consumer ([burrow.consumer]); default group_id "burrow"'),
+    )

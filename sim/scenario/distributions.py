@@ -1,0 +1,102 @@
+"""Random quantities: latency, service-time and size distributions, as integers.
+
+Each distribution is an attrs class tagged by its ``distribution`` field, so a scenario
+writes e.g. ``{ distribution = "lognormal", median = "250us", sigma = 0.5 }``. ``sample(rng)``
+draws one value from the given :class:`random.Random` and rounds it to whole microseconds
+(never negative). Values are microseconds, unless the field holding the distribution has
+another unit (a ``unit="bytes"`` field makes them bytes: ``value = "1KiB"``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Literal
+
+import attrs
+
+from sim.scenario.fields import at_least, doc
+
+__all__ = ["Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
+
+
+@attrs.frozen(kw_only=True)
+class Constant:
+    """Always ``value``."""
+
+    distribution: Literal["constant"] = "constant"
+    value: int = attrs.field(
+        validator=at_least(0), metadata=doc("the latency", unit="us", inherit_unit=True)
+    )
+
+    @property
+    def mean(self) -> float:
+        return float(self.value)
+
+    def sample(self, rng: random.Random) -> int:
+        return self.value
+
+
+@attrs.frozen(kw_only=True)
+class Uniform:
+    """Uniform on the integers ``low..high`` (inclusive)."""
+
+    distribution: Literal["uniform"] = "uniform"
+    low: int = attrs.field(
+        validator=at_least(0), metadata=doc("smallest value", unit="us", inherit_unit=True)
+    )
+    high: int = attrs.field(
+        validator=at_least(0), metadata=doc("largest value, >= low", unit="us", inherit_unit=True)
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.high < self.low:
+            raise ValueError(f"high ({self.high}us) must be >= low ({self.low}us)")
+
+    @property
+    def mean(self) -> float:
+        return (self.low + self.high) / 2
+
+    def sample(self, rng: random.Random) -> int:
+        return rng.randint(self.low, self.high)
+
+
+@attrs.frozen(kw_only=True)
+class Exponential:
+    """Exponential with mean ``mean`` (memoryless; Poisson arrivals, M/M/c service)."""
+
+    distribution: Literal["exponential"] = "exponential"
+    mean: int = attrs.field(
+        validator=at_least(1), metadata=doc("mean (us)", unit="us", inherit_unit=True)
+    )
+
+    def sample(self, rng: random.Random) -> int:
+        return round(rng.expovariate(1.0 / self.mean))
+
+
+@attrs.frozen(kw_only=True)
+class Lognormal:
+    """Log-normal with median ``median`` and shape ``sigma`` (of the underlying normal).
+
+    Kafka's purgatory benchmark uses the same family: mu = ln(median),
+    sigma = (ln(p75) - mu) / 0.674490.
+    """
+
+    distribution: Literal["lognormal"] = "lognormal"
+    median: int = attrs.field(
+        validator=at_least(1), metadata=doc("median (us)", unit="us", inherit_unit=True)
+    )
+    sigma: float = attrs.field(
+        default=0.5, validator=at_least(0), metadata=doc("standard deviation of ln(value)")
+    )
+
+    @property
+    def mean(self) -> float:
+        return self.median * math.exp(self.sigma**2 / 2)
+
+    def sample(self, rng: random.Random) -> int:
+        return round(rng.lognormvariate(math.log(self.median), self.sigma))
+
+
+Distribution = Constant | Uniform | Exponential | Lognormal
+"""Any of the distributions; scenarios pick one with the ``distribution`` key."""

@@ -1,0 +1,105 @@
+"""Scenario files: finding them (paths or bundled names), ``base`` inheritance, overrides.
+
+A scenario file may start with ``base = "<bundled name or relative path>"``: the base file is
+loaded first and this file is laid over it: sections (``[cluster]``, ``[burrow]``...) merge
+key by key, and every other value (numbers, strings, arrays, arrays of tables, inline tables
+such as distributions) replaces the base's. Bundled scenarios live in
+``sim/scenarios/*.toml``; their names are the file stems.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sim.scenario.errors import ScenarioError
+from sim.scenario.loader import apply_override, build, merge_tables, parse_assignment, show
+from sim.scenario.schema import Scenario, check_scenario
+
+__all__ = [
+    "Override",
+    "bundled_scenarios",
+    "load_raw",
+    "load_scenario",
+    "resolve_source",
+    "with_overrides",
+]
+
+Override = str | tuple[str, Any]
+"""``"section.key=value"`` as typed on the command line, or ``(path, value)`` from code."""
+
+DEFAULT_SCENARIO = "default"
+
+
+def _bundled_dir() -> Path:
+    return Path(str(resources.files("sim") / "scenarios"))
+
+
+def bundled_scenarios() -> dict[str, Path]:
+    """Bundled scenario names -> files, sorted by name."""
+    return {path.stem: path for path in sorted(_bundled_dir().glob("*.toml"))}
+
+
+def resolve_source(source: str | Path, relative_to: Path | None = None) -> Path:
+    """The file named by ``source``: an existing path, else a bundled scenario name.
+
+    Raises ScenarioError if it is neither.
+    """
+    candidate = Path(source)
+    if relative_to is not None and not candidate.is_absolute():
+        candidate = relative_to / candidate
+    if candidate.is_file():
+        return candidate
+    bundled = bundled_scenarios()
+    if str(source) in bundled:
+        return bundled[str(source)]
+    names = ", ".join(bundled) or "none"
+    raise ScenarioError(
+        str(source), f"no such scenario file or bundled scenario (bundled: {names})"
+    )
+
+
+def load_raw(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The TOML table of ``path`` with its ``base`` chain merged in (``base`` removed)."""
+    resolved = path.resolve()
+    if resolved in _seen:
+        chain = " -> ".join(p.name for p in (*_seen, resolved))
+        raise ScenarioError("base", f"scenarios inherit from each other in a cycle: {chain}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(str(path), f"invalid TOML: {error}") from None
+    except OSError as error:
+        raise ScenarioError(str(path), f"cannot read: {error.strerror}") from None
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise ScenarioError("base", f"expected a scenario name or path, got {show(base)}")
+    parent = load_raw(resolve_source(base, relative_to=path.parent), (*_seen, resolved))
+    return merge_tables(Scenario, parent, data)
+
+
+def with_overrides(scenario: Scenario, overrides: Iterable[Override]) -> Scenario:
+    """``scenario`` with ``overrides`` applied in order, then checked as a whole.
+
+    Raises ScenarioError naming the field of the first bad override.
+    """
+    for override in overrides:
+        path, value = parse_assignment(override) if isinstance(override, str) else override
+        scenario = apply_override(scenario, path, value)
+    return check_scenario(scenario)
+
+
+def load_scenario(source: str | Path | None = None, overrides: Iterable[Override] = ()) -> Scenario:
+    """Load a scenario file (a path or bundled name; default: the bundled ``default``).
+
+    Applies ``overrides`` (see :func:`with_overrides`) and checks the result. Raises
+    ScenarioError, whose message is one line naming the field, for any problem.
+    """
+    path = resolve_source(DEFAULT_SCENARIO if source is None else source)
+    scenario = build(Scenario, load_raw(path))
+    return with_overrides(scenario, overrides)

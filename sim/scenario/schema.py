@@ -1,0 +1,236 @@
+"""What a scenario file contains: the :class:`Scenario` and its sections.
+
+Knob names are Kafka's (``replica.fetch.wait.max.ms`` is ``replica_fetch_wait_max_ms``; the
+dotted spelling is accepted too), Sarama's or Burrow's where Kafka has none, and the
+simulator's own for what only a simulation has (``[simulation]``, latency distributions).
+Defaults are Kafka's where Kafka has one. ``python -m sim knobs`` lists every knob.
+
+Times inside the simulator are integer microseconds; broker and client settings keep Kafka's
+unit (milliseconds for ``*_ms``). Node names on the network (what latency spikes match):
+``broker-<id>`` for brokers (ids ``0 .. brokers-1``, as ``sim.harness.broker_node_name``
+spells them) and the clients' ids.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from coordinator.config import OffsetConfig
+from replica.config import BrokerConfig
+from sim.scenario.clients import BurrowSection, ConsumerSection, ProducerSection
+from sim.scenario.distributions import Distribution, Exponential, Lognormal
+from sim.scenario.errors import ScenarioError
+from sim.scenario.fields import at_least, doc
+from sim.scenario.units import format_duration
+
+__all__ = [
+    "BrokerFailure",
+    "ClusterConfig",
+    "Fault",
+    "LatencySpike",
+    "NetworkConfig",
+    "Scenario",
+    "SimulationConfig",
+    "TopicConfig",
+    "check_scenario",
+]
+
+
+@attrs.frozen(kw_only=True)
+class SimulationConfig:
+    """``[simulation]``: the run itself."""
+
+    seed: int = attrs.field(
+        default=0, metadata=doc("run seed; every random stream is derived from it")
+    )
+    duration: int = attrs.field(
+        default=60_000_000,
+        validator=at_least(1),
+        metadata=doc("virtual time to simulate", unit="us"),
+    )
+    warmup: int = attrs.field(
+        default=5_000_000,
+        validator=at_least(0),
+        metadata=doc("start of the run left out of the summary statistics", unit="us"),
+    )
+    sample_interval: int = attrs.field(
+        default=100_000,
+        validator=at_least(1),
+        metadata=doc("period of the time-series samples", unit="us"),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ClusterConfig:
+    """``[cluster]``: the brokers, their request handling and their Kafka settings."""
+
+    brokers: int = attrs.field(
+        default=3, validator=at_least(1), metadata=doc("number of brokers (ids 0..brokers-1)")
+    )
+    num_io_threads: int = attrs.field(
+        default=8,
+        validator=at_least(1),
+        metadata=doc("num.io.threads: request handler threads per broker"),
+    )
+    queued_max_requests: int = attrs.field(
+        default=500,
+        validator=at_least(1),
+        metadata=doc("queued.max.requests: request queue size before the network threads block"),
+    )
+    request_local_time: Distribution = attrs.field(
+        factory=lambda: Exponential(mean=50),
+        metadata=doc("time a handler thread spends on one request (Kafka's LocalTimeMs metric)"),
+    )
+    broker: BrokerConfig = attrs.field(
+        factory=BrokerConfig,
+        metadata=doc("replica.* and min.insync.replicas settings", flatten=True),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class NetworkConfig:
+    """``[network]``: one-way latency per link class; links deliver in order (TCP-like)."""
+
+    client_broker: Distribution = attrs.field(
+        factory=lambda: Lognormal(median=250, sigma=0.3),
+        metadata=doc("latency between a client and a broker"),
+    )
+    broker_broker: Distribution = attrs.field(
+        factory=lambda: Lognormal(median=250, sigma=0.3),
+        metadata=doc("latency between two brokers (replication)"),
+    )
+
+
+def _topic_name(_instance: object, _attribute: object, value: str) -> None:
+    if not value or value.startswith("__"):
+        raise ValueError(f"must be a non-empty name not starting with '__', got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class TopicConfig:
+    """``[[topics]]``: a topic created before the run."""
+
+    name: str = attrs.field(validator=_topic_name, metadata=doc("topic name"))
+    partitions: int = attrs.field(default=1, validator=at_least(1), metadata=doc("num.partitions"))
+    replication_factor: int = attrs.field(
+        default=1, validator=at_least(1), metadata=doc("default.replication.factor")
+    )
+
+
+@attrs.frozen(kw_only=True)
+class LatencySpike:
+    """A fault: ``extra`` one-way latency on matching links during ``[at, at + duration)``.
+
+    ``src``/``dst`` are node names or shell patterns (``broker-*``, ``*``); with
+    ``bidirectional`` the reverse direction is slowed too.
+    """
+
+    type: Literal["latency_spike"] = "latency_spike"
+    at: int = attrs.field(validator=at_least(0), metadata=doc("start (virtual time)", unit="us"))
+    duration: int = attrs.field(
+        validator=at_least(1), metadata=doc("length of the spike", unit="us")
+    )
+    extra: int = attrs.field(
+        validator=at_least(0), metadata=doc("added one-way latency", unit="us")
+    )
+    src: str = attrs.field(default="*", metadata=doc("sending node (pattern)"))
+    dst: str = attrs.field(default="*", metadata=doc("receiving node (pattern)"))
+    bidirectional: bool = attrs.field(default=True, metadata=doc("also slow dst -> src"))
+
+
+@attrs.frozen(kw_only=True)
+class BrokerFailure:
+    """A fault: broker ``broker`` crashes at ``at`` and restarts after ``duration`` (if set)."""
+
+    type: Literal["broker_failure"] = "broker_failure"
+    broker: int = attrs.field(validator=at_least(0), metadata=doc("broker id"))
+    at: int = attrs.field(
+        validator=at_least(0), metadata=doc("crash time (virtual time)", unit="us")
+    )
+    duration: int | None = attrs.field(
+        default=None, metadata=doc("downtime; absent: the broker stays down", unit="us")
+    )
+
+
+Fault = LatencySpike | BrokerFailure
+"""Any fault; ``[[faults]]`` entries pick one with the ``type`` key."""
+
+
+@attrs.frozen(kw_only=True)
+class Scenario:
+    """A whole scenario file. Build it with :func:`sim.scenario.load_scenario`."""
+
+    description: str = attrs.field(
+        default="", metadata=doc("one line shown by `python -m sim scenarios`")
+    )
+    simulation: SimulationConfig = attrs.field(factory=SimulationConfig, metadata=doc("the run"))
+    cluster: ClusterConfig = attrs.field(factory=ClusterConfig, metadata=doc("brokers"))
+    network: NetworkConfig = attrs.field(factory=NetworkConfig, metadata=doc("links"))
+    topics: list[TopicConfig] = attrs.field(
+        factory=list, metadata=doc("topics created before the run")
+    )
+    offsets: OffsetConfig = attrs.field(
+        factory=OffsetConfig, metadata=doc("__consumer_offsets settings")
+    )
+    producers: list[ProducerSection] = attrs.field(factory=list, metadata=doc("producers"))
+    consumers: list[ConsumerSection] = attrs.field(
+        factory=list, metadata=doc("plain Kafka consumers")
+    )
+    burrow: BurrowSection | None = attrs.field(
+        default=None, metadata=doc("the Burrow consumer, if any")
+    )
+    faults: list[Fault] = attrs.field(factory=list, metadata=doc("faults injected during the run"))
+
+
+def check_scenario(scenario: Scenario) -> Scenario:
+    """Checks that involve several sections; returns ``scenario`` unchanged.
+
+    Raises ScenarioError naming the first offending field.
+    """
+    simulation = scenario.simulation
+    if simulation.warmup >= simulation.duration:
+        raise ScenarioError(
+            "simulation.warmup",
+            "must be shorter than simulation.duration "
+            f"({format_duration(simulation.duration, 'us')}), "
+            f"got {format_duration(simulation.warmup, 'us')} (set simulation.warmup as well)",
+        )
+    brokers = scenario.cluster.brokers
+    topics: set[str] = set()
+    for i, topic in enumerate(scenario.topics):
+        if topic.name in topics:
+            raise ScenarioError(f"topics[{i}].name", f"topic {topic.name!r} is defined twice")
+        topics.add(topic.name)
+        if topic.replication_factor > brokers:
+            raise ScenarioError(
+                f"topics[{i}].replication_factor",
+                f"must be <= cluster.brokers ({brokers}), got {topic.replication_factor}",
+            )
+    if scenario.offsets.offsets_topic_replication_factor > brokers:
+        raise ScenarioError(
+            "offsets.offsets_topic_replication_factor",
+            f"must be <= cluster.brokers ({brokers}), got "
+            f"{scenario.offsets.offsets_topic_replication_factor}",
+        )
+    for i, producer in enumerate(scenario.producers):
+        _check_topic(f"producers[{i}].topic", producer.workload.topic, topics)
+    for i, consumer in enumerate(scenario.consumers):
+        for j, name in enumerate(consumer.topics):
+            _check_topic(f"consumers[{i}].topics[{j}]", name, topics)
+    if scenario.burrow is not None:
+        _check_topic("burrow.topic", scenario.burrow.topic, topics)
+    for i, fault in enumerate(scenario.faults):
+        if isinstance(fault, BrokerFailure) and fault.broker >= brokers:
+            raise ScenarioError(
+                f"faults[{i}].broker",
+                f"no such broker: ids are 0..{brokers - 1}, got {fault.broker}",
+            )
+    return scenario
+
+
+def _check_topic(field: str, name: str, topics: set[str]) -> None:
+    if name not in topics:
+        known = ", ".join(sorted(topics)) or "none"
+        raise ScenarioError(field, f"unknown topic {name!r} (topics: {known})")

@@ -1,0 +1,143 @@
+"""``python -m sim``: exit codes, one-line errors, and the run/scenarios/knobs/bench commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+from sim.runner import ClusterNotWiredError
+from tests.sim.test_output import SHORT, toy_world
+
+Capture = pytest.CaptureFixture[str]
+
+
+def _short_args() -> list[str]:
+    return [arg for override in SHORT for arg in ("--set", override)]
+
+
+def test_scenarios_lists_every_bundled_scenario_with_a_description(capsys: Capture) -> None:
+    assert main(["scenarios"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    names = [line.split()[0] for line in lines]
+    assert names == sorted(names)
+    assert {"default", "acks1", "broker-failure", "slow-follower", "burrow-per-partition"} <= set(
+        names
+    )
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["run", "--set", "producers[0].linger_ms=fast"],
+            'scenario error: producers[0].linger_ms: expected a duration, got "fast" '
+            '(e.g. "5s", "500ms", "250us", or an integer number of ms)',
+        ),
+        (
+            ["run", "--seed", "abc"],
+            'scenario error: simulation.seed: expected an integer, got "abc"',
+        ),
+        (
+            ["run", "--duration", "soon"],
+            'scenario error: simulation.duration: expected a duration, got "soon" '
+            '(e.g. "5s", "500ms", "250us", or an integer number of us)',
+        ),
+        (["run", "no-such-scenario"], "scenario error: no-such-scenario: no such scenario file"),
+        (["knobs", "--set", "cluster.nope=1"], "scenario error: cluster.nope: unknown field"),
+    ],
+)
+def test_bad_scenarios_exit_2_with_one_line(
+    argv: list[str], expected: str, capsys: Capture
+) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(expected)
+
+
+def test_bad_usage_exits_2(capsys: Capture) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fly"])
+    assert exit_info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_run_writes_the_run_directory_and_prints_the_summary(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sim.runner.build_cluster", toy_world)
+    out = tmp_path / "run"
+    argv = ["run", "default", "--seed", "9", "--duration", "1s", *_short_args()]
+    # --duration comes after the --set overrides, so it wins over SHORT's 2s.
+    assert main([*argv, "--out", str(out), "--no-plots", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "produce latency" in printed and f"run directory: {out}" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["run"]["seed"], summary["run"]["duration_us"]) == (9, 1_000_000)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "messages.parquet", "requests.parquet", "summary.json", "timeseries.parquet"
+    ]  # fmt: skip
+
+
+def test_run_without_a_cluster_exits_1_with_one_line(
+    capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unwired(*_args: object) -> None:
+        raise ClusterNotWiredError("the broker cluster is not wired in")
+
+    monkeypatch.setattr("sim.runner.build_cluster", unwired)
+    assert main(["run", "--no-progress"]) == 1
+    assert capsys.readouterr().err == "error: the broker cluster is not wired in\n"
+
+
+def test_knobs_lists_paths_values_and_help(capsys: Capture) -> None:
+    assert main(["knobs", "default", "--set", "cluster.brokers=4"]) == 0
+    out = capsys.readouterr().out
+    assert any(line.split()[:2] == ["cluster.brokers", "4"] for line in out.splitlines())
+    assert "replica.fetch.wait.max.ms" in out
+
+
+def test_bench_reports_engine_overhead_and_the_scenario_part(
+    capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        "sim.bench.scenario_throughput",
+        lambda: {"messages_per_wall_s": 1, "events_per_wall_s": 2},
+    )
+    assert main(["bench", "--json", "--events", "3000", "--rounds", "1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {
+        "engine_events_per_wall_s", "heapq_events_per_wall_s", "engine_overhead_ratio",
+        "wheel_events_per_wall_s", "wheel_overhead_ratio", "messages_per_wall_s",
+        "events_per_wall_s",
+    }  # fmt: skip
+    assert report["engine_overhead_ratio"] > 0
+
+    def unwired() -> dict[str, float]:
+        raise ClusterNotWiredError("not wired")
+
+    monkeypatch.setattr("sim.bench.scenario_throughput", unwired)
+    assert main(["bench", "--events", "3000", "--rounds", "1"]) == 1
+    captured = capsys.readouterr()
+    assert "engine_overhead_ratio: " in captured.out
+    assert "messages_per_wall_s: None" in captured.out
+    assert captured.err == "error: default scenario not measured: not wired\n"
+
+
+def test_python_dash_m_sim_works() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "sim", "run", "--set", "cluster.brokers=0"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr == "scenario error: cluster.brokers: must be >= 1, got 0\n"
+    assert "Traceback" not in completed.stderr
