@@ -53,10 +53,10 @@ _is_done = attrgetter("_done")
 class DelayedOperationPurgatory(Generic[Op]):
     """A named purgatory of delayed operations watched by key and expired by a timing wheel.
 
-    ``tick`` is the timer's tick in time units, ``start`` its initial time. ``clock()`` gives the
-    time used to compute an operation's deadline (``clock() + op.timeout``); by default it is the
-    timer's time, i.e. the last :meth:`advance_clock`, which is what a simulator wants. A
-    real-time driver passes a clock that reads its own time source.
+    ``tick`` is the timer's tick in time units, ``start`` its initial time (>= 0). ``clock()``
+    gives the time used to compute an operation's deadline (``clock() + op.timeout``); by
+    default it is the timer's time, i.e. the last :meth:`advance_clock`, which is what a
+    simulator wants. A real-time driver passes a clock that reads its own time source.
     """
 
     def __init__(
@@ -130,7 +130,8 @@ class DelayedOperationPurgatory(Generic[Op]):
         add it to the timer with deadline ``clock() + operation.timeout``. Returns True if the
         operation completed during this call.
 
-        Raises InvalidKeysError for empty keys, a str/bytes given as keys, or an unhashable key;
+        Raises InvalidKeysError for empty keys, a str/bytes given as keys, or an unhashable key
+        (keys are hashed only when the operation has to be watched, i.e. not after step 1);
         OperationAlreadyWatchedError if the operation was submitted before; and
         PurgatoryShutdownError after :meth:`shutdown`. Nothing is watched when it raises.
         """
@@ -145,10 +146,12 @@ class DelayedOperationPurgatory(Generic[Op]):
         if operation.try_complete():
             return True
         self._watch(operation, keys)
-        if operation.try_complete():
-            return True
-        if not operation._done:
-            self.timer.add(operation, self._clock() + operation.timeout)
+        try:
+            if operation.try_complete():
+                return True
+        finally:  # even if the second try raised: a watched operation must also be timed
+            if not operation._done:
+                self.timer.add(operation, self._clock() + operation.timeout)
         self._maybe_purge()
         return False
 
@@ -247,7 +250,9 @@ class DelayedOperationPurgatory(Generic[Op]):
             if len(live) != len(watchers):
                 removed += len(watchers) - len(live)
                 if live:
-                    watchers[:] = live
+                    # A new list, not an in-place rewrite: a check_and_complete walking the old
+                    # one (purge called from a callback) must not see its positions shift.
+                    lists[key] = live
                 else:
                     del lists[key]
         self._watched -= removed

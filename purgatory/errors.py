@@ -15,6 +15,10 @@ class InvalidTickError(PurgatoryError, ValueError):
     """A timing wheel was given a tick size that is not a positive integer."""
 
 
+class InvalidStartError(PurgatoryError, ValueError):
+    """A timing wheel was given a negative start time."""
+
+
 class InvalidDeadlineError(PurgatoryError, TypeError):
     """A deadline or time value is not an integer."""
 

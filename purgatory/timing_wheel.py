@@ -29,6 +29,7 @@ from purgatory.errors import (
     AlreadyScheduledError,
     ClockWentBackwardsError,
     InvalidDeadlineError,
+    InvalidStartError,
     InvalidTickError,
     ReentrantAdvanceError,
 )
@@ -148,7 +149,7 @@ class TimingWheel:
             )
         _check_time("start", start)
         if start < 0:
-            raise InvalidDeadlineError(f"start must be a non-negative time, got {start}")
+            raise InvalidStartError(f"start must be a non-negative time, got {start}")
         self.tick = tick
         self._now = start
         self._elapsed = start // tick  # index of the last tick processed

@@ -1,0 +1,126 @@
+"""Recording the callbacks of any DelayedOperation type, and checking their local contract."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from purgatory.delayed_operation import DelayedOperation
+
+__all__ = [
+    "ON_COMPLETE",
+    "ON_COMPLETE_EXPIRED",
+    "ON_EXPIRATION",
+    "CallbackRecorder",
+    "LifecycleViolation",
+]
+
+Op = TypeVar("Op", bound=DelayedOperation)
+
+ON_COMPLETE = "on_complete"
+ON_COMPLETE_EXPIRED = "on_complete(expired)"  # on_complete ran while is_expired was True
+ON_EXPIRATION = "on_expiration"
+
+
+class LifecycleViolation(AssertionError):
+    """An operation or a purgatory broke the delayed-operation protocol."""
+
+
+class CallbackRecorder:
+    """Records the completion callbacks of the operations it instruments, in order.
+
+    :meth:`instrument` switches an operation to a subclass of its own type (one per type, with
+    no extra slots, so any type whose instances allow ``__class__`` assignment works) whose
+    ``try_complete``, ``on_complete`` and ``on_expiration`` record the call, check the
+    protocol, and then run the original method. The protocol checks raise
+    :class:`LifecycleViolation` on the spot:
+
+    * ``on_complete`` runs at most once;
+    * ``on_expiration`` runs only right after an ``on_complete`` that saw ``is_expired``;
+    * ``try_complete`` returns True exactly when that call completed the operation (i.e. it
+      returned ``self.force_complete()``).
+    """
+
+    def __init__(self) -> None:
+        self.callbacks: dict[DelayedOperation, list[str]] = {}
+        #: Every operation whose on_complete ran, in the order it ran.
+        self.completions: list[DelayedOperation] = []
+        self._types: dict[type[DelayedOperation], type[DelayedOperation]] = {}
+
+    def instrument(self, operation: Op) -> list[str]:
+        """Start recording ``operation``'s callbacks; return its (live) list of callbacks.
+
+        Raises LifecycleViolation for an operation already recorded (a factory must return a
+        new operation each time) or one that has already completed.
+        """
+        if operation in self.callbacks:
+            raise LifecycleViolation(
+                f"{operation!r} was returned twice: make_operation must create a new operation"
+            )
+        if operation.is_completed or operation.is_cancelled or operation.scheduled:
+            raise LifecycleViolation(f"make_operation returned a used operation: {operation!r}")
+        cls = type(operation)
+        instrumented = self._types.get(cls)
+        if instrumented is None:
+            instrumented = self._types[cls] = self._subclass(cls)
+        try:
+            operation.__class__ = cast("type[Op]", instrumented)
+        except TypeError as error:
+            raise TypeError(
+                f"cannot record the callbacks of {cls.__qualname__}: its instances do not allow "
+                f"__class__ assignment to a subclass ({error})"
+            ) from None
+        log: list[str] = []
+        self.callbacks[operation] = log
+        return log
+
+    def _subclass(self, cls: type[DelayedOperation]) -> type[DelayedOperation]:
+        recorder = self
+        base_try_complete = cls.try_complete
+        base_on_complete = cls.on_complete
+        base_on_expiration = cls.on_expiration
+
+        def try_complete(op: DelayedOperation) -> bool:
+            done_before = op.is_completed or op.is_cancelled
+            result = base_try_complete(op)
+            if result and (done_before or not op.is_completed):
+                raise LifecycleViolation(
+                    f"{op!r}: try_complete() returned True but did not complete the operation; "
+                    "it must `return self.force_complete()` when the condition holds"
+                )
+            if not result and not done_before and op.is_completed:
+                raise LifecycleViolation(
+                    f"{op!r}: try_complete() completed the operation but returned False"
+                )
+            return result
+
+        def on_complete(op: DelayedOperation) -> None:
+            log = recorder.callbacks[op]
+            log.append(ON_COMPLETE_EXPIRED if op.is_expired else ON_COMPLETE)
+            recorder.completions.append(op)
+            runs = sum(call != ON_EXPIRATION for call in log)
+            if runs > 1:
+                raise LifecycleViolation(
+                    f"{op!r}: on_complete ran {runs} times ({log}); it must run exactly once"
+                )
+            base_on_complete(op)
+
+        def on_expiration(op: DelayedOperation) -> None:
+            log = recorder.callbacks[op]
+            log.append(ON_EXPIRATION)
+            if log != [ON_COMPLETE_EXPIRED, ON_EXPIRATION]:
+                raise LifecycleViolation(
+                    f"{op!r}: on_expiration must run once, right after on_complete of an "
+                    f"expired operation; callbacks so far: {log}"
+                )
+            base_on_expiration(op)
+
+        namespace: dict[str, Callable[..., Any] | str | tuple[()]] = {
+            "__slots__": (),
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "try_complete": try_complete,
+            "on_complete": on_complete,
+            "on_expiration": on_expiration,
+        }
+        return cast("type[DelayedOperation]", type(cls.__name__, (cls,), namespace))

@@ -1,0 +1,1 @@
+"""Tests of the purgatory package: timing wheel, delayed operations, purgatory, testing kit."""
