@@ -35,7 +35,7 @@ def partition_for_group(group_id: str, num_partitions: int) -> int:
     ``abs(java_string_hash(group_id)) % num_partitions`` with ``abs(INT_MIN) == 0``.
     Raises ``ValueError`` if ``num_partitions`` is not a positive int.
     """
-    if isinstance(num_partitions, bool) or not isinstance(num_partitions, int) or num_partitions < 1:
+    if type(num_partitions) is not int or num_partitions < 1:
         raise ValueError(f"num_partitions must be a positive int, got {num_partitions!r}")
     h = java_string_hash(group_id)
     return (0 if h == _INT_MIN else abs(h)) % num_partitions

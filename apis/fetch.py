@@ -1,0 +1,74 @@
+"""Fetch: read records from partition leaders, long-polling for data (Kafka API key 1).
+
+Consumers and follower brokers use the same request; ``replica_id`` tells them apart
+(``-1``: a consumer, ``>= 0``: the id of a follower broker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import attrs
+
+from apis.header import ApiKeys
+from replica.errors import Errors
+from replica.types import (
+    CONSUMER_REPLICA_ID,
+    UNKNOWN_OFFSET,
+    FetchPartitionData,
+    IsolationLevel,
+    PartitionFetchInfo,
+    TopicPartition,
+)
+
+__all__ = [
+    "FetchPartitionData",
+    "FetchRequest",
+    "FetchResponse",
+    "PartitionFetchInfo",
+    "fetch_error",
+]
+
+
+@attrs.define(frozen=True)
+class FetchRequest:
+    """Read ``fetch_data`` (per partition: fetch offset and byte limit).
+
+    Wait up to ``max_wait_ms`` for ``min_bytes`` to be available; ``max_bytes`` bounds the whole
+    response. Negative values are answered with INVALID_REQUEST by the broker.
+    """
+
+    API_KEY: ClassVar[ApiKeys] = ApiKeys.FETCH
+
+    fetch_data: Mapping[TopicPartition, PartitionFetchInfo]
+    max_wait_ms: int = 500
+    min_bytes: int = 1
+    max_bytes: int = 52_428_800
+    replica_id: int = CONSUMER_REPLICA_ID
+    isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED
+
+    def error_response(self, error: Errors) -> FetchResponse:
+        """A response with top-level ``error`` and ``error`` for every partition."""
+        return FetchResponse(error, {tp: fetch_error(error) for tp in self.fetch_data})
+
+
+def fetch_error(error: Errors) -> FetchPartitionData:
+    """A partition's fetch result carrying only ``error`` (no records, unknown offsets)."""
+    return FetchPartitionData(
+        error, UNKNOWN_OFFSET, UNKNOWN_OFFSET, UNKNOWN_OFFSET, (), 0, UNKNOWN_OFFSET
+    )
+
+
+@attrs.define(frozen=True)
+class FetchResponse:
+    """Top-level error and per-partition data: error, high watermark, log start offset, last
+    stable offset and whole record batches.
+
+    ``log_end_offset`` of a partition is only filled in for follower fetches (the model's
+    follower uses it where Kafka's asks with ListOffsets); consumers get -1.
+    """
+
+    error: Errors
+    responses: Mapping[TopicPartition, FetchPartitionData]
+    throttle_time_ms: int = 0

@@ -1,0 +1,419 @@
+"""KafkaApis: validate a request, call one manager with a callback that sends the response.
+
+The "Kafka Apis" of the API refactoring design, kept thin: no append, fetch or offset logic
+lives here. Each ``handle_*`` method
+
+1. checks what only the request layer can check (value ranges, topics known to the metadata
+   cache) and answers invalid parts with error codes, without touching any state;
+2. calls ONE manager (:class:`~replica.replica_manager.ReplicaManager` or
+   :class:`~coordinator.offset_manager.OffsetManager`) with a callback;
+3. the callback puts the response in the :class:`~apis.request_channel.RequestChannel`.
+
+The exceptions are the controller's requests: LeaderAndIsr and StopReplica call the
+ReplicaManager and then tell the OffsetManager about offsets partitions this broker now leads or
+no longer leads (Kafka's ``onLeadershipChange``: ``onElection`` / ``onResignation``).
+
+Guarantee: every request handed to :meth:`KafkaApis.handle` (or a ``handle_*`` method) gets
+exactly one response in the channel, sooner or later. An exception raised while handling it
+(inside a manager too) is logged and answered with UNKNOWN_SERVER_ERROR, unless the response was
+already sent; a manager callback that fires after that error response is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
+
+import attrs
+
+from apis.config import KafkaConfig
+from apis.controller_requests import (
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    StopReplicaRequest,
+    StopReplicaResponse,
+    UpdateMetadataRequest,
+    UpdateMetadataResponse,
+)
+from apis.fetch import FetchRequest, FetchResponse, fetch_error
+from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from apis.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
+from apis.metadata import MetadataRequest, MetadataResponse
+from apis.metadata_cache import MetadataCache
+from apis.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from apis.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponsePartition,
+)
+from apis.produce import ProduceRequest, ProduceResponse
+from apis.request_channel import Request, RequestBody, RequestChannel, ResponseBody
+from coordinator.config import OFFSETS_TOPIC
+from coordinator.offset_manager import OffsetManager
+from coordinator.offset_record import OffsetAndMetadata
+from replica.errors import Errors
+from replica.records import NO_TIMESTAMP
+from replica.replica_manager import ReplicaManager
+from replica.types import (
+    UNKNOWN_OFFSET,
+    FetchPartitionData,
+    PartitionResponse,
+    TopicPartition,
+)
+
+__all__ = ["KafkaApis"]
+
+_logger = logging.getLogger(__name__)
+
+_Body = TypeVar("_Body")
+_V = TypeVar("_V")
+
+
+class _Responder:
+    """Sends the one response of ``request``; later attempts are dropped."""
+
+    __slots__ = ("channel", "request", "sent")
+
+    def __init__(self, channel: RequestChannel, request: Request) -> None:
+        self.channel = channel
+        self.request = request
+        self.sent = False
+
+    def __call__(self, body: ResponseBody) -> None:
+        if self.sent:
+            _logger.warning(
+                "dropping a second response to correlation id %d (%s)",
+                self.request.header.correlation_id,
+                type(body).__name__,
+            )
+            return
+        self.sent = True
+        self.channel.send_response(self.request, body)
+
+
+class KafkaApis:
+    """Request handling of broker ``broker_id``.
+
+    ``config`` is the broker's :class:`~apis.config.KafkaConfig`; responses go to
+    ``request_channel``. ``unknown_server_errors`` counts requests answered with
+    UNKNOWN_SERVER_ERROR because handling them raised.
+    """
+
+    def __init__(
+        self,
+        broker_id: int,
+        replica_manager: ReplicaManager,
+        offset_manager: OffsetManager,
+        metadata_cache: MetadataCache,
+        config: KafkaConfig,
+        request_channel: RequestChannel,
+    ) -> None:
+        self.broker_id = broker_id
+        self.replica_manager = replica_manager
+        self.offset_manager = offset_manager
+        self.metadata_cache = metadata_cache
+        self.config = config
+        self.request_channel = request_channel
+        self.unknown_server_errors = 0
+        self._handlers: dict[type, Callable[[Request], None]] = {
+            ProduceRequest: self.handle_produce,
+            FetchRequest: self.handle_fetch,
+            ListOffsetsRequest: self.handle_list_offsets,
+            MetadataRequest: self.handle_metadata,
+            OffsetCommitRequest: self.handle_offset_commit,
+            OffsetFetchRequest: self.handle_offset_fetch,
+            FindCoordinatorRequest: self.handle_find_coordinator,
+            LeaderAndIsrRequest: self.handle_leader_and_isr,
+            StopReplicaRequest: self.handle_stop_replica,
+            UpdateMetadataRequest: self.handle_update_metadata,
+        }
+
+    def __repr__(self) -> str:
+        return f"KafkaApis(broker={self.broker_id})"
+
+    def handle(self, request: Request) -> None:
+        """Dispatch ``request`` to its ``handle_*`` method (by the type of its body)."""
+        self._handlers[type(request.body)](request)
+
+    @contextlib.contextmanager
+    def _responding(self, request: Request) -> Iterator[_Responder]:
+        """Yield the request's one-shot responder; turn an exception into UNKNOWN_SERVER_ERROR."""
+        respond = _Responder(self.request_channel, request)
+        try:
+            yield respond
+        except Exception:
+            self.unknown_server_errors += 1
+            _logger.exception(
+                "broker %d failed handling %s (correlation id %d)",
+                self.broker_id,
+                type(request.body).__name__,
+                request.header.correlation_id,
+            )
+            if not respond.sent:
+                respond(request.body.error_response(Errors.UNKNOWN_SERVER_ERROR))
+
+    @staticmethod
+    def _body(request: Request, kind: type[_Body]) -> _Body:
+        body: RequestBody = request.body
+        if not isinstance(body, kind):
+            raise TypeError(f"expected a {kind.__name__}, got a {type(body).__name__}")
+        return body
+
+    # -- produce ----------------------------------------------------------------------------
+
+    def handle_produce(self, request: Request) -> None:
+        """Append through ``ReplicaManager.append_messages``.
+
+        Whole request: acks not in {-1, 0, 1} -> INVALID_REQUIRED_ACKS, negative timeout ->
+        INVALID_REQUEST (nothing appended). Per partition: not in the metadata cache ->
+        UNKNOWN_TOPIC_OR_PARTITION; every other check (leadership, record size, internal
+        topics, min.insync.replicas) is the ReplicaManager's.
+        """
+        with self._responding(request) as respond:
+            body = self._body(request, ProduceRequest)
+            if body.acks not in (-1, 0, 1):
+                respond(body.error_response(Errors.INVALID_REQUIRED_ACKS))
+                return
+            if body.timeout_ms < 0:
+                respond(body.error_response(Errors.INVALID_REQUEST))
+                return
+            rejected, valid = self._split_known(body.records)
+            rejected_responses = {
+                tp: PartitionResponse(error) for tp, error in rejected.items()
+            }
+
+            def send(responses: Mapping[TopicPartition, PartitionResponse]) -> None:
+                merged = {**rejected_responses, **responses}
+                respond(ProduceResponse({tp: merged[tp] for tp in body.records}))
+
+            if not valid:
+                send({})
+                return
+            self.replica_manager.append_messages(body.timeout_ms, body.acks, valid, send)
+
+    # -- fetch ------------------------------------------------------------------------------
+
+    def handle_fetch(self, request: Request) -> None:
+        """Read through ``ReplicaManager.fetch_messages`` (long-polling there).
+
+        Negative ``max_wait_ms``, ``min_bytes`` or ``max_bytes`` -> INVALID_REQUEST for the
+        whole request. Per partition: not in the metadata cache ->
+        UNKNOWN_TOPIC_OR_PARTITION; offsets out of range, leadership and epochs are checked by
+        the ReplicaManager. A consumer's ``max_bytes`` is capped at ``fetch.max.bytes`` and its
+        response does not carry the leader's log end offset.
+        """
+        with self._responding(request) as respond:
+            body = self._body(request, FetchRequest)
+            if body.max_wait_ms < 0 or body.min_bytes < 0 or body.max_bytes < 0:
+                respond(body.error_response(Errors.INVALID_REQUEST))
+                return
+            from_follower = body.replica_id >= 0
+            rejected, valid = self._split_known(body.fetch_data)
+            rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
+
+            def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
+                merged = {**rejected_data, **data}
+                responses = {tp: merged[tp] for tp in body.fetch_data}
+                if not from_follower:
+                    responses = {
+                        tp: attrs.evolve(d, log_end_offset=UNKNOWN_OFFSET)
+                        for tp, d in responses.items()
+                    }
+                respond(FetchResponse(Errors.NONE, responses))
+
+            if not valid:
+                send({})
+                return
+            max_bytes = body.max_bytes
+            if not from_follower:
+                max_bytes = min(max_bytes, self.config.fetch_max_bytes)
+            self.replica_manager.fetch_messages(
+                body.replica_id,
+                valid,
+                body.min_bytes,
+                body.max_wait_ms,
+                max_bytes,
+                body.isolation_level,
+                send,
+            )
+
+    # -- list offsets -----------------------------------------------------------------------
+
+    def handle_list_offsets(self, request: Request) -> None:
+        """Look offsets up through ``ReplicaManager.fetch_offset_for_timestamp``.
+
+        Per partition: not in the metadata cache -> UNKNOWN_TOPIC_OR_PARTITION; leadership,
+        epochs and the timestamp's validity are the ReplicaManager's. A replica
+        (``replica_id >= 0``) reads up to the log end offset, a consumer up to its isolation
+        level's end.
+        """
+        with self._responding(request) as respond:
+            body = self._body(request, ListOffsetsRequest)
+            isolation = None if body.replica_id >= 0 else body.isolation_level
+            responses: dict[TopicPartition, ListOffsetsPartitionResponse] = {}
+            for tp, timestamp in body.timestamps.items():
+                if self.metadata_cache.contains_partition(tp):
+                    responses[tp] = self.replica_manager.fetch_offset_for_timestamp(
+                        tp,
+                        timestamp,
+                        isolation=isolation,
+                        current_leader_epoch=body.current_leader_epochs.get(tp),
+                    )
+                else:
+                    responses[tp] = ListOffsetsPartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            respond(ListOffsetsResponse(responses))
+
+    # -- metadata ---------------------------------------------------------------------------
+
+    def handle_metadata(self, request: Request) -> None:
+        """Answer from the metadata cache: live brokers, controller id, per-topic metadata
+        (UNKNOWN_TOPIC_OR_PARTITION for unknown topics; topics are never auto-created)."""
+        with self._responding(request) as respond:
+            body = self._body(request, MetadataRequest)
+            cache = self.metadata_cache
+            respond(
+                MetadataResponse(
+                    brokers=cache.alive_brokers(),
+                    controller_id=cache.controller_id,
+                    topics=cache.topic_metadata(body.topics),
+                )
+            )
+
+    def handle_find_coordinator(self, request: Request) -> None:
+        """The leader of the group's ``__consumer_offsets`` partition, from the metadata cache.
+
+        Empty key -> INVALID_GROUP_ID; no such partition, no leader or a leader that is not
+        live -> COORDINATOR_NOT_AVAILABLE.
+        """
+        with self._responding(request) as respond:
+            body = self._body(request, FindCoordinatorRequest)
+            if not body.key:
+                respond(body.error_response(Errors.INVALID_GROUP_ID))
+                return
+            partition = self.offset_manager.partition_for(body.key)
+            state = self.metadata_cache.partition_state(TopicPartition(OFFSETS_TOPIC, partition))
+            endpoint = None if state is None else self.metadata_cache.alive_broker(state.leader)
+            if endpoint is None:
+                respond(body.error_response(Errors.COORDINATOR_NOT_AVAILABLE))
+                return
+            respond(FindCoordinatorResponse(Errors.NONE, endpoint))
+
+    # -- offsets ----------------------------------------------------------------------------
+
+    def handle_offset_commit(self, request: Request) -> None:
+        """Commit through ``OffsetManager.put_offsets``.
+
+        Per partition: topic partition not in the metadata cache ->
+        UNKNOWN_TOPIC_OR_PARTITION; the group checks (NOT_COORDINATOR, ...), metadata size and
+        the replicated write are the OffsetManager's. The commit timestamp is the broker's time.
+        """
+        with self._responding(request) as respond:
+            body = self._body(request, OffsetCommitRequest)
+            rejected, valid = self._split_known(body.offsets)
+            offsets = {
+                tp: OffsetAndMetadata(
+                    offset=p.committed_offset,
+                    metadata=p.committed_metadata,
+                    commit_timestamp=NO_TIMESTAMP,
+                    leader_epoch=p.committed_leader_epoch,
+                )
+                for tp, p in valid.items()
+            }
+
+            def send(errors: Mapping[TopicPartition, Errors]) -> None:
+                merged = {**rejected, **errors}
+                respond(OffsetCommitResponse({tp: merged[tp] for tp in body.offsets}))
+
+            if not offsets:
+                send({})
+                return
+            self.offset_manager.put_offsets(body.group_id, offsets, send)
+
+    def handle_offset_fetch(self, request: Request) -> None:
+        """Answer from ``OffsetManager.get_offsets`` (offset -1 where nothing is committed)."""
+        with self._responding(request) as respond:
+            body = self._body(request, OffsetFetchRequest)
+            result = self.offset_manager.get_offsets(body.group_id, body.partitions)
+            respond(
+                OffsetFetchResponse(
+                    result.error,
+                    {
+                        tp: OffsetFetchResponsePartition(v.offset, v.metadata, v.leader_epoch)
+                        for tp, v in result.offsets.items()
+                    },
+                )
+            )
+
+    # -- controller requests ----------------------------------------------------------------
+
+    def handle_leader_and_isr(self, request: Request) -> None:
+        """Apply partition states through ``ReplicaManager.become_leader_or_follower``, then
+        load (``on_election``) or drop (``on_resignation``) the offsets partitions whose
+        leadership changed. Stale controller epoch -> STALE_CONTROLLER_EPOCH, nothing applied."""
+        with self._responding(request) as respond:
+            body = self._body(request, LeaderAndIsrRequest)
+            error = self.metadata_cache.check_controller_epoch(
+                body.controller_id, body.controller_epoch
+            )
+            if error is not Errors.NONE:
+                respond(body.error_response(error))
+                return
+            errors = self.replica_manager.become_leader_or_follower(
+                body.partition_states, self._on_leadership_change
+            )
+            respond(LeaderAndIsrResponse(Errors.NONE, errors))
+
+    def _on_leadership_change(
+        self, new_leaders: list[TopicPartition], new_followers: list[TopicPartition]
+    ) -> None:
+        for tp in new_leaders:
+            if tp.topic == OFFSETS_TOPIC:
+                self.offset_manager.on_election(tp.partition)
+        for tp in new_followers:
+            if tp.topic == OFFSETS_TOPIC:
+                self.offset_manager.on_resignation(tp.partition)
+
+    def handle_stop_replica(self, request: Request) -> None:
+        """Stop (and maybe delete) replicas through ``ReplicaManager.stop_replica``; offsets
+        partitions among them are resigned. Stale controller epoch -> STALE_CONTROLLER_EPOCH."""
+        with self._responding(request) as respond:
+            body = self._body(request, StopReplicaRequest)
+            error = self.metadata_cache.check_controller_epoch(
+                body.controller_id, body.controller_epoch
+            )
+            if error is not Errors.NONE:
+                respond(body.error_response(error))
+                return
+            errors: dict[TopicPartition, Errors] = {}
+            for tp in body.partitions:
+                errors[tp] = self.replica_manager.stop_replica(tp, body.delete_partitions)
+                if tp.topic == OFFSETS_TOPIC:
+                    self.offset_manager.on_resignation(tp.partition)
+            respond(StopReplicaResponse(Errors.NONE, errors))
+
+    def handle_update_metadata(self, request: Request) -> None:
+        """Update the metadata cache (STALE_CONTROLLER_EPOCH: ignored)."""
+        with self._responding(request) as respond:
+            body = self._body(request, UpdateMetadataRequest)
+            respond(UpdateMetadataResponse(self.metadata_cache.update_metadata(body)))
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _split_known(
+        self, per_partition: Mapping[TopicPartition, _V]
+    ) -> tuple[dict[TopicPartition, Errors], dict[TopicPartition, _V]]:
+        """Split a request's partitions into unknown ones (with their error) and known ones."""
+        rejected: dict[TopicPartition, Errors] = {}
+        valid: dict[TopicPartition, _V] = {}
+        for tp, value in per_partition.items():
+            if self.metadata_cache.contains_partition(tp):
+                valid[tp] = value
+            else:
+                rejected[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+        return rejected, valid

@@ -1,0 +1,45 @@
+"""Produce: append records to partition leaders (Kafka API key 0)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import attrs
+
+from apis.header import ApiKeys
+from replica.errors import Errors
+from replica.records import Record
+from replica.types import PartitionResponse, TopicPartition
+
+__all__ = ["PartitionResponse", "ProduceRequest", "ProduceResponse"]
+
+
+@attrs.define(frozen=True)
+class ProduceRequest:
+    """Records to append, per partition, and how to acknowledge them.
+
+    ``acks``: 0 (no response expected by the client), 1 (after the leader's append) or -1
+    (after every in-sync replica has the records). ``timeout_ms``: how long an acks=-1 produce
+    may wait for replication. ``records``: one batch of records per partition.
+    Values outside these ranges are not rejected here: the broker answers them with an error
+    code (INVALID_REQUIRED_ACKS, INVALID_REQUEST).
+    """
+
+    API_KEY: ClassVar[ApiKeys] = ApiKeys.PRODUCE
+
+    acks: int
+    timeout_ms: int
+    records: Mapping[TopicPartition, Sequence[Record]]
+
+    def error_response(self, error: Errors) -> ProduceResponse:
+        """A response giving ``error`` for every partition of the request."""
+        return ProduceResponse({tp: PartitionResponse(error) for tp in self.records})
+
+
+@attrs.define(frozen=True)
+class ProduceResponse:
+    """Per-partition outcome of a produce: error code, base offset, log append time."""
+
+    responses: Mapping[TopicPartition, PartitionResponse]
+    throttle_time_ms: int = 0

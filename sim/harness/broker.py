@@ -1,0 +1,187 @@
+"""BrokerNode: one broker of the harness, wired from the real layers.
+
+A node owns a :class:`~replica.replica_manager.ReplicaManager`, an
+:class:`~coordinator.offset_manager.OffsetManager`, a :class:`~apis.metadata_cache.MetadataCache`,
+a :class:`~apis.request_channel.RequestChannel` and the :class:`~apis.kafka_apis.KafkaApis` that
+ties them together. It adds what a broker process adds around them:
+
+* connections: each request it receives is remembered with its ``reply`` until its response
+  comes out of the request channel (:meth:`BrokerNode.drain_responses`);
+* a task queue for the OffsetManager's asynchronous loads (:meth:`BrokerNode.run_tasks`);
+* its replica fetchers' requests (:meth:`BrokerNode.ready_fetches`), unless they are paused;
+* being stopped and started again: a stopped broker answers nothing (its connections fail with
+  NETWORK_EXCEPTION), runs no timers and no fetchers. Its in-memory state is kept, so a
+  restarted broker is like one that was cut off from the cluster, not a fresh process.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from apis.config import KafkaConfig
+from apis.kafka_apis import KafkaApis
+from apis.metadata import BrokerEndpoint
+from apis.metadata_cache import MetadataCache
+from apis.request_channel import Request, RequestChannel
+from coordinator.offset_manager import OffsetManager
+from replica.errors import Errors
+from replica.replica_fetcher import ReplicaFetcher, ReplicaFetchRequest
+from replica.replica_manager import ReplicaManager
+from sim.harness.errors import BrokerStateError, DuplicateResponseError
+from sim.harness.transport import ResponseCallback
+
+__all__ = ["BrokerNode"]
+
+
+class BrokerNode:
+    """Broker ``broker_id`` running the real broker layers on ``clock`` (ms)."""
+
+    def __init__(self, broker_id: int, config: KafkaConfig, clock: Callable[[], int]) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self.endpoint = BrokerEndpoint(broker_id, f"broker-{broker_id}", 9092)
+        self._clock = clock
+        self._tasks: deque[Callable[[], None]] = deque()
+        self.replica_manager = ReplicaManager(broker_id, config.broker, clock)
+        self.offset_manager = OffsetManager(
+            broker_id, self.replica_manager, config.offsets, clock, scheduler=self._tasks.append
+        )
+        self.metadata_cache = MetadataCache()
+        self.request_channel = RequestChannel()
+        self.apis = KafkaApis(
+            broker_id,
+            self.replica_manager,
+            self.offset_manager,
+            self.metadata_cache,
+            config,
+            self.request_channel,
+        )
+        #: False while stopped.
+        self.running = True
+        #: True while the replica fetchers send no new fetches (a stalled follower).
+        self.fetchers_paused = False
+        #: Bumped by every stop: answers meant for an earlier incarnation are dropped.
+        self.incarnation = 0
+        self._in_flight: dict[Request, ResponseCallback] = {}
+        self._abandoned: set[Request] = set()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        paused = ", fetchers paused" if self.fetchers_paused else ""
+        return f"BrokerNode({self.broker_id}, {state}{paused}, in_flight={len(self._in_flight)})"
+
+    @property
+    def in_flight(self) -> int:
+        """Requests received and not answered yet."""
+        return len(self._in_flight)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def receive(self, request: Request, reply: ResponseCallback) -> None:
+        """Handle ``request``; ``reply`` gets its response (now or later, exactly once).
+
+        A stopped broker replies NETWORK_EXCEPTION at once (the connection is refused).
+        """
+        if not self.running:
+            reply(request.body.error_response(Errors.NETWORK_EXCEPTION))
+            return
+        self._in_flight[request] = reply
+        self.apis.handle(request)
+
+    def drain_responses(self) -> bool:
+        """Send every response in the request channel to its connection. Responses to
+        requests abandoned by a stop are dropped. Returns True if any response came out.
+
+        Raises:
+            DuplicateResponseError: a response to a request that was already answered.
+        """
+        responses = self.request_channel.receive_responses()
+        for response in responses:
+            reply = self._in_flight.pop(response.request, None)
+            if reply is not None:
+                reply(response.body)
+            elif response.request in self._abandoned:
+                self._abandoned.discard(response.request)
+            else:
+                raise DuplicateResponseError(
+                    f"broker {self.broker_id} answered correlation id "
+                    f"{response.correlation_id} ({type(response.body).__name__}) twice"
+                )
+        return bool(responses)
+
+    # -- background work --------------------------------------------------------------------
+
+    def run_tasks(self) -> bool:
+        """Run queued tasks (offset loads) while running. Returns True if any ran."""
+        ran = False
+        while self.running and self._tasks:
+            self._tasks.popleft()()
+            ran = True
+        return ran
+
+    def ready_fetches(self, now: int) -> list[tuple[ReplicaFetcher, ReplicaFetchRequest]]:
+        """Build the fetch of every replica fetcher that is ready at ``now`` (none while
+        stopped or paused). Each returned request is in flight until its fetcher is given
+        the response or the failure."""
+        if not self.running or self.fetchers_paused:
+            return []
+        ready: list[tuple[ReplicaFetcher, ReplicaFetchRequest]] = []
+        for leader_id in sorted(self.replica_manager.replica_fetchers):
+            fetcher = self.replica_manager.replica_fetchers[leader_id]
+            due = fetcher.next_fetch_time_ms()
+            if due is not None and due <= now:
+                request = fetcher.build_fetch_request(now)
+                if request is not None:
+                    ready.append((fetcher, request))
+        return ready
+
+    def next_deadline(self) -> int | None:
+        """The earliest time something is due here: a timer of the ReplicaManager or a
+        backed-off fetcher (None while stopped, or if nothing is scheduled)."""
+        if not self.running:
+            return None
+        candidates = [self.replica_manager.next_deadline()]
+        if not self.fetchers_paused:
+            candidates.extend(
+                f.next_fetch_time_ms() for f in self.replica_manager.replica_fetchers.values()
+            )
+        due = [t for t in candidates if t is not None]
+        return min(due) if due else None
+
+    def advance_clock(self, now: int) -> None:
+        """Fire the ReplicaManager's timers due at ``now`` (nothing while stopped)."""
+        if self.running:
+            self.replica_manager.advance_clock(now)
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop: every request in flight here is answered NETWORK_EXCEPTION (its connection
+        broke) and its eventual response dropped; fetches in flight fail.
+
+        Raises:
+            BrokerStateError: the broker is already stopped.
+        """
+        if not self.running:
+            raise BrokerStateError(f"broker {self.broker_id} is already stopped")
+        self.running = False
+        self.incarnation += 1
+        now = self._clock()
+        for fetcher in self.replica_manager.replica_fetchers.values():
+            if fetcher.in_flight is not None:
+                fetcher.handle_fetch_failure(now)
+        in_flight, self._in_flight = self._in_flight, {}
+        for request, reply in in_flight.items():
+            self._abandoned.add(request)
+            reply(request.body.error_response(Errors.NETWORK_EXCEPTION))
+
+    def start(self) -> None:
+        """Start a stopped broker again, with the state it had when it stopped.
+
+        Raises:
+            BrokerStateError: the broker is running.
+        """
+        if self.running:
+            raise BrokerStateError(f"broker {self.broker_id} is already running")
+        self.running = True

@@ -1,0 +1,105 @@
+"""Client: build the common requests and send them where they belong.
+
+A convenience for tests, examples and the state machine. It routes with the controller's
+current view (the partition leader, the group coordinator) instead of Metadata and
+FindCoordinator round trips, so it never sends to a stale leader unless told to with
+``destination``. It does not retry: every :class:`~sim.harness.cluster.Call` carries the
+broker's answer, errors included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from apis.fetch import FetchRequest, PartitionFetchInfo
+from apis.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition
+from apis.offset_fetch import OffsetFetchRequest
+from apis.produce import ProduceRequest
+from apis.request_channel import RequestBody
+from replica.records import Record
+from replica.types import TopicPartition
+from sim.harness.cluster import Call, Cluster
+
+__all__ = ["Client"]
+
+
+class Client:
+    """Sends requests into ``cluster`` as node ``client_id``."""
+
+    def __init__(self, cluster: Cluster, client_id: str = "client") -> None:
+        self.cluster = cluster
+        self.client_id = client_id
+
+    def __repr__(self) -> str:
+        return f"Client({self.client_id!r})"
+
+    def produce(
+        self,
+        tp: TopicPartition,
+        values: Sequence[bytes | Record],
+        *,
+        acks: int = -1,
+        timeout_ms: int = 30_000,
+        destination: int | None = None,
+    ) -> Call:
+        """Produce ``values`` (bytes become key-less records stamped with the clock) to
+        ``tp``'s leader (or ``destination``)."""
+        now = self.cluster.clock.now
+        records = [v if isinstance(v, Record) else Record(None, v, now) for v in values]
+        return self._send(
+            self.cluster.leader(tp) if destination is None else destination,
+            ProduceRequest(acks=acks, timeout_ms=timeout_ms, records={tp: records}),
+        )
+
+    def fetch(
+        self,
+        tp: TopicPartition,
+        offset: int,
+        *,
+        max_wait_ms: int = 500,
+        min_bytes: int = 1,
+        partition_max_bytes: int = 1_048_576,
+        destination: int | None = None,
+    ) -> Call:
+        """A consumer fetch of ``tp`` from ``offset`` at its leader (or ``destination``)."""
+        return self._send(
+            self.cluster.leader(tp) if destination is None else destination,
+            FetchRequest(
+                fetch_data={tp: PartitionFetchInfo(offset, partition_max_bytes)},
+                max_wait_ms=max_wait_ms,
+                min_bytes=min_bytes,
+            ),
+        )
+
+    def commit(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int],
+        *,
+        metadata: str = "",
+        destination: int | None = None,
+    ) -> Call:
+        """Commit ``offsets`` for ``group_id`` at its coordinator (or ``destination``)."""
+        return self._send(
+            self.cluster.coordinator(group_id) if destination is None else destination,
+            OffsetCommitRequest(
+                group_id,
+                {tp: OffsetCommitRequestPartition(o, metadata) for tp, o in offsets.items()},
+            ),
+        )
+
+    def fetch_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        destination: int | None = None,
+    ) -> Call:
+        """Fetch ``group_id``'s committed offsets (None: all) from its coordinator."""
+        return self._send(
+            self.cluster.coordinator(group_id) if destination is None else destination,
+            OffsetFetchRequest(group_id, None if partitions is None else tuple(partitions)),
+        )
+
+    def _send(self, destination: int, body: RequestBody) -> Call:
+        return self.cluster.send(destination, body, source=self.client_id)

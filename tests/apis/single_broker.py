@@ -1,0 +1,85 @@
+"""One broker wired from the real layers, driven directly through KafkaApis (no harness)."""
+
+from __future__ import annotations
+
+import itertools
+
+from apis import (
+    BrokerEndpoint,
+    KafkaApis,
+    KafkaConfig,
+    LeaderAndIsrRequest,
+    MetadataCache,
+    Request,
+    RequestBody,
+    RequestChannel,
+    Response,
+    UpdateMetadataRequest,
+)
+from coordinator import OFFSETS_TOPIC, OffsetConfig, OffsetManager
+from replica.config import BrokerConfig
+from replica.replica_manager import ReplicaManager
+from replica.types import PartitionState, TopicPartition
+
+TOPIC = "orders"
+T0 = TopicPartition(TOPIC, 0)
+T1 = TopicPartition(TOPIC, 1)
+OFFSETS_PARTITIONS = 4
+
+
+class SingleBroker:
+    """Broker 0 leading ``orders`` (2 partitions) and ``__consumer_offsets`` (4), RF 1."""
+
+    def __init__(self, broker: BrokerConfig | None = None) -> None:
+        self.now = 0
+        self.config = KafkaConfig(
+            broker=broker or BrokerConfig(),
+            offsets=OffsetConfig(offsets_topic_num_partitions=OFFSETS_PARTITIONS),
+        )
+        self.rm = ReplicaManager(0, self.config.broker, self.clock)
+        self.om = OffsetManager(0, self.rm, self.config.offsets, self.clock)
+        self.cache = MetadataCache()
+        self.channel = RequestChannel()
+        self.apis = KafkaApis(0, self.rm, self.om, self.cache, self.config, self.channel)
+        self._ids = itertools.count(1)
+        states = {
+            TopicPartition(topic, p): PartitionState(0, 0, (0,), (0,))
+            for topic, count in ((TOPIC, 2), (OFFSETS_TOPIC, OFFSETS_PARTITIONS))
+            for p in range(count)
+        }
+        self.request(UpdateMetadataRequest(1, 1, [BrokerEndpoint(0)], states))
+        self.request(LeaderAndIsrRequest(1, 1, states))
+
+    def clock(self) -> int:
+        return self.now
+
+    def send(self, body: RequestBody) -> Request:
+        """Hand ``body`` to KafkaApis; returns the request (its response may come later)."""
+        request = Request.create(body, correlation_id=next(self._ids))
+        self.apis.handle(request)
+        return request
+
+    def responses(self) -> list[Response]:
+        return self.channel.receive_responses()
+
+    def request(self, body: RequestBody) -> Response:
+        """Send ``body`` and return its one response, which must be immediate."""
+        request = self.send(body)
+        responses = self.responses()
+        assert [r.request for r in responses] == [request], responses
+        return responses[0]
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+        self.rm.advance_clock(self.now)
+
+    def state(self) -> tuple[object, ...]:
+        """Everything a request could change: log ends, high watermarks, purgatory sizes,
+        committed offsets of the groups used in the tests."""
+        partitions = sorted(self.rm.partitions)
+        return (
+            [(tp, self.rm.log_end_offset(tp), self.rm.high_watermark(tp)) for tp in partitions],
+            self.rm.produce_purgatory.watched,
+            self.rm.fetch_purgatory.watched,
+            [self.om.get_offsets(g) for g in ("group-a", "group-b")],
+        )

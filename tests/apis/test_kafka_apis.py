@@ -1,0 +1,168 @@
+"""KafkaApis: one response per request even when a manager raises; dispatch; the thin path."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import pytest
+
+from apis import (
+    Errors,
+    FetchRequest,
+    FetchResponse,
+    MetadataRequest,
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    PartitionFetchInfo,
+    ProduceRequest,
+    ProduceResponse,
+    Request,
+    RequestHeader,
+    RequestHeaderMismatchError,
+    StopReplicaRequest,
+    StopReplicaResponse,
+)
+from apis.header import ApiKeys
+from coordinator import OFFSETS_TOPIC, OffsetsPartitionStatus
+from replica.records import Record
+from replica.types import PartitionResponse, TopicPartition
+from tests.apis.single_broker import T0, SingleBroker
+
+RECORDS = [Record(b"k", b"v")]
+
+
+def test_manager_exception_becomes_unknown_server_error(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broker = SingleBroker()
+
+    def boom(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(broker.rm, "append_messages", boom)
+    with caplog.at_level(logging.ERROR, logger="apis.kafka_apis"):
+        response = broker.request(ProduceRequest(-1, 1000, {T0: RECORDS})).body
+    assert isinstance(response, ProduceResponse)
+    assert response.responses[T0].error is Errors.UNKNOWN_SERVER_ERROR
+    assert broker.apis.unknown_server_errors == 1
+    assert "disk on fire" in caplog.text
+
+
+def test_exception_after_responding_sends_no_second_response(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broker = SingleBroker()
+
+    def answer_then_raise(
+        _timeout: int, _acks: int, entries: dict[TopicPartition, object],
+        callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+    ) -> None:
+        callback({tp: PartitionResponse(Errors.NONE, 0) for tp in entries})
+        raise RuntimeError("after the fact")
+
+    monkeypatch.setattr(broker.rm, "append_messages", answer_then_raise)
+    response = broker.request(ProduceRequest(1, 1000, {T0: RECORDS})).body
+    assert isinstance(response, ProduceResponse)
+    assert response.responses[T0].error is Errors.NONE
+    assert broker.apis.unknown_server_errors == 1
+
+
+def test_callback_after_the_error_response_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    broker = SingleBroker()
+    saved: list[Callable[[dict[TopicPartition, Errors]], None]] = []
+
+    def keep_then_raise(
+        _group: str, offsets: object, callback: Callable[[dict[TopicPartition, Errors]], None]
+    ) -> None:
+        saved.append(callback)
+        raise RuntimeError("lost the group lock")
+
+    monkeypatch.setattr(broker.om, "put_offsets", keep_then_raise)
+    response = broker.request(
+        OffsetCommitRequest("group-a", {T0: OffsetCommitRequestPartition(1)})
+    ).body
+    assert isinstance(response, OffsetCommitResponse)
+    assert response.errors == {T0: Errors.UNKNOWN_SERVER_ERROR}
+    saved[0]({T0: Errors.NONE})  # the manager's late answer
+    assert broker.responses() == []
+
+
+def test_header_must_match_body() -> None:
+    with pytest.raises(RequestHeaderMismatchError, match="FETCH does not match a ProduceRequest"):
+        Request(RequestHeader(ApiKeys.FETCH, 1), ProduceRequest(1, 0, {}))
+
+
+def test_responses_keep_order_and_pair_with_requests() -> None:
+    broker = SingleBroker()
+    first = broker.send(MetadataRequest())
+    second = broker.send(ProduceRequest(1, 1000, {T0: RECORDS}))
+    responses = broker.responses()
+    assert [r.request for r in responses] == [first, second]
+    assert [r.correlation_id for r in responses] == [
+        first.header.correlation_id,
+        second.header.correlation_id,
+    ]
+    assert broker.channel.responses_sent == 2 + 2  # the two set-up requests too
+
+
+def test_long_poll_fetch_answers_when_data_arrives() -> None:
+    broker = SingleBroker()
+    fetch = broker.send(FetchRequest({T0: PartitionFetchInfo(0, 1000)}, max_wait_ms=500))
+    assert broker.responses() == []
+    broker.advance(100)
+    produce = broker.send(ProduceRequest(1, 1000, {T0: RECORDS}))
+    responses = broker.responses()
+    assert [r.request for r in responses] == [produce, fetch]
+    body = responses[1].body
+    assert isinstance(body, FetchResponse)
+    assert [b.records for b in body.responses[T0].records] == [tuple(RECORDS)]
+
+
+def test_long_poll_fetch_expires_empty_at_max_wait() -> None:
+    broker = SingleBroker()
+    fetch = broker.send(FetchRequest({T0: PartitionFetchInfo(0, 1000)}, max_wait_ms=500))
+    broker.advance(499)
+    assert broker.responses() == []
+    broker.advance(1)
+    [response] = broker.responses()
+    assert response.request is fetch
+    assert isinstance(response.body, FetchResponse)
+    assert response.body.responses[T0].records == ()
+
+
+def test_commit_then_offset_fetch() -> None:
+    broker = SingleBroker()
+    broker.now = 777
+    commit = broker.request(
+        OffsetCommitRequest("group-a", {T0: OffsetCommitRequestPartition(42, "meta", 3)})
+    ).body
+    assert isinstance(commit, OffsetCommitResponse)
+    assert commit.errors == {T0: Errors.NONE}
+    fetched = broker.request(OffsetFetchRequest("group-a", [T0])).body
+    assert isinstance(fetched, OffsetFetchResponse)
+    assert fetched.error is Errors.NONE
+    assert fetched.offsets[T0].offset == 42
+    assert fetched.offsets[T0].metadata == "meta"
+    assert fetched.offsets[T0].leader_epoch == 3
+    assert broker.om.get_offsets("group-a", [T0]).offsets[T0].commit_timestamp == 777
+
+
+def test_stop_replica_of_an_offsets_partition_resigns_it() -> None:
+    broker = SingleBroker()
+    partition = broker.om.partition_for("group-a")
+    tp = TopicPartition(OFFSETS_TOPIC, partition)
+    assert broker.om.partition_status(partition) is OffsetsPartitionStatus.ACTIVE
+    response = broker.request(StopReplicaRequest(1, 1, [tp, T0])).body
+    assert isinstance(response, StopReplicaResponse)
+    assert response.partition_errors == {tp: Errors.NONE, T0: Errors.NONE}
+    assert broker.om.partition_status(partition) is OffsetsPartitionStatus.NOT_OWNED
+    fetched = broker.request(OffsetFetchRequest("group-a")).body
+    assert isinstance(fetched, OffsetFetchResponse)
+    assert fetched.error is Errors.NOT_COORDINATOR
+    produce = broker.request(ProduceRequest(1, 1000, {T0: RECORDS})).body
+    assert isinstance(produce, ProduceResponse)
+    assert produce.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
