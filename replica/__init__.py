@@ -15,6 +15,7 @@ from replica.exceptions import (
     ReplicaError,
     UnexpectedAppendOffsetError,
 )
+from replica.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
 from replica.log import Log, LogSegment
 from replica.partition import Partition
 from replica.records import NO_TIMESTAMP, Record, RecordBatch
@@ -23,14 +24,18 @@ from replica.replica_fetcher import InitialFetchState, ReplicaFetcher, ReplicaFe
 from replica.replica_manager import ReplicaManager
 from replica.types import (
     CONSUMER_REPLICA_ID,
+    EARLIEST_TIMESTAMP,
     GROUP_METADATA_TOPIC_NAME,
     INTERNAL_TOPICS,
+    LATEST_TIMESTAMP,
     UNKNOWN_OFFSET,
+    EpochEndOffset,
     FetchDataInfo,
     FetchIsolation,
     FetchParams,
     FetchPartitionData,
     IsolationLevel,
+    ListOffsetsResult,
     LogOffsetMetadata,
     LogReadResult,
     PartitionFetchInfo,
@@ -41,14 +46,19 @@ from replica.types import (
 
 __all__ = [
     "CONSUMER_REPLICA_ID",
+    "EARLIEST_TIMESTAMP",
     "GROUP_METADATA_TOPIC_NAME",
     "INTERNAL_TOPICS",
+    "LATEST_TIMESTAMP",
     "NO_TIMESTAMP",
+    "UNDEFINED_EPOCH",
+    "UNDEFINED_EPOCH_OFFSET",
     "UNKNOWN_OFFSET",
     "ApiError",
     "BrokerConfig",
     "DelayedFetch",
     "DelayedProduce",
+    "EpochEndOffset",
     "Errors",
     "FetchDataInfo",
     "FetchIsolation",
@@ -57,6 +67,8 @@ __all__ = [
     "InitialFetchState",
     "InvalidConfigError",
     "IsolationLevel",
+    "LeaderEpochCache",
+    "ListOffsetsResult",
     "Log",
     "LogOffsetMetadata",
     "LogReadResult",

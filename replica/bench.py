@@ -10,6 +10,13 @@
 * ``log_read``: reads at random offsets in a log of 1,000 batches (the baseline) and in one of
   100,000 batches; ``read_cost_ratio`` = CPU per read in the large log / in the small one
   (offset lookups are binary searches, so it stays near 1; a linear scan would be ~100).
+* ``follower_fetch``: a follower's fetch at the leader's log end (one partition, no wait) with
+  ``last_fetched_epoch`` None (the baseline) and set to the current epoch, on a leader that has
+  been through 1,000 epochs; ``epoch_check_cost_ratio`` = CPU per fetch with / without.
+* ``timestamp_lookup``: ListOffsets timestamp lookups at random timestamps in a log of 1,000
+  batches (the baseline) and in one of 100,000 (17 segments of 1 MiB); ``lookup_cost_ratio`` =
+  large / small (a walk over the segments, as Kafka's, then a binary search in one: a few;
+  a linear scan of the batches would be ~100).
 
 Costs are process CPU time; the best of ``R`` interleaved rounds is kept (the least disturbed
 by other load). Tests only check that the benchmarks run, never their numbers.
@@ -26,10 +33,19 @@ from collections.abc import Callable
 from replica.config import BrokerConfig
 from replica.log import Log
 from replica.records import Record
-from replica.testing import DirectCluster
-from replica.types import FetchIsolation, PartitionResponse, TopicPartition
+from replica.replica_manager import ReplicaManager
+from replica.testing import DirectCluster, ManualClock
+from replica.types import (
+    FetchIsolation,
+    FetchPartitionData,
+    IsolationLevel,
+    PartitionFetchInfo,
+    PartitionResponse,
+    PartitionState,
+    TopicPartition,
+)
 
-__all__ = ["log_read", "replication"]
+__all__ = ["follower_fetch", "log_read", "replication", "timestamp_lookup"]
 
 _PARTITIONS = 8
 
@@ -117,6 +133,81 @@ def log_read(
     }
 
 
+def _ignore(_response: dict[TopicPartition, FetchPartitionData]) -> None:
+    pass
+
+
+def _fetch_cost(broker: ReplicaManager, info: PartitionFetchInfo, fetches: int) -> float:
+    infos = {TopicPartition("bench", 0): info}
+    fetch = broker.fetch_messages
+    uncommitted = IsolationLevel.READ_UNCOMMITTED
+    start = time.process_time()
+    for _ in range(fetches):
+        fetch(1, infos, 1, 0, 1 << 20, uncommitted, _ignore)
+    return (time.process_time() - start) / fetches
+
+
+def follower_fetch(epochs: int = 1000, fetches: int = 20_000, rounds: int = 3) -> dict[str, float]:
+    """CPU per follower fetch without and with ``last_fetched_epoch``, and their ratio."""
+    tp = TopicPartition("bench", 0)
+    broker = ReplicaManager(0, BrokerConfig(), ManualClock())
+    records = [Record(None, b"x" * 100, 0)]
+    for epoch in range(epochs):
+        broker.become_leader_or_follower({tp: PartitionState(0, epoch, (0, 1), (0, 1))})
+        broker.append_messages(0, 1, {tp: records}, lambda _response: None)
+    end = epochs  # one record per epoch
+    variants = {
+        "without_epoch": PartitionFetchInfo(end, 1 << 20, epochs - 1, 0, None),
+        "with_epoch": PartitionFetchInfo(end, 1 << 20, epochs - 1, 0, epochs - 1),
+    }
+    best = dict.fromkeys(variants, float("inf"))
+    for _ in range(rounds):
+        for name, info in variants.items():
+            best[name] = min(best[name], _fetch_cost(broker, info, fetches))
+    return {
+        "epochs": epochs,
+        "without_epoch_us_per_fetch": best["without_epoch"] * 1e6,
+        "with_epoch_us_per_fetch": best["with_epoch"] * 1e6,
+        "epoch_check_cost_ratio": best["with_epoch"] / best["without_epoch"],
+    }
+
+
+def _stamped_log(batches: int) -> Log:
+    log = Log(TopicPartition("bench", 0), segment_bytes=1 << 20, max_message_bytes=1 << 20)
+    for timestamp in range(batches):
+        log.append_as_leader([Record(None, b"x" * 100, timestamp)], 0)
+    log.find_offset_by_timestamp(0)  # builds the lazy index outside the timed part
+    return log
+
+
+def _lookup_cost(log: Log, lookups: int, rng: random.Random) -> float:
+    targets = [rng.randrange(log.log_end_offset) for _ in range(lookups)]
+    find = log.find_offset_by_timestamp
+    start = time.process_time()
+    for target in targets:
+        find(target)
+    return (time.process_time() - start) / lookups
+
+
+def timestamp_lookup(
+    small: int = 1000, large: int = 100_000, lookups: int = 20_000, rounds: int = 3, seed: int = 1
+) -> dict[str, float]:
+    """CPU per timestamp lookup in a small and a large log, and their ratio."""
+    rng = random.Random(seed)
+    logs = {small: _stamped_log(small), large: _stamped_log(large)}
+    best = {small: float("inf"), large: float("inf")}
+    for _ in range(rounds):
+        for size, log in logs.items():
+            best[size] = min(best[size], _lookup_cost(log, lookups, rng))
+    return {
+        "small_log_batches": small,
+        "large_log_batches": large,
+        "small_log_us_per_lookup": best[small] * 1e6,
+        "large_log_us_per_lookup": best[large] * 1e6,
+        "lookup_cost_ratio": best[large] / best[small],
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m replica.bench", description=__doc__)
     parser.add_argument("--requests", type=int, default=4000, help="produce requests per run")
@@ -127,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
     results = {
         "replication": replication(args.requests, args.batch, args.rounds),
         "log_read": log_read(rounds=args.rounds),
+        "follower_fetch": follower_fetch(rounds=args.rounds),
+        "timestamp_lookup": timestamp_lookup(rounds=args.rounds),
     }
     for name, result in results.items():
         if args.json:

@@ -11,6 +11,11 @@ consumer):
 * otherwise the available bytes, ``min(end position - fetch position, partition max_bytes)``,
   are summed over partitions; complete when the sum reaches ``min_bytes``.
 
+Kafka also completes a waiting fetch whose ``last_fetched_epoch`` started to diverge while it
+waited (its case H). That cannot happen here: a fetch that diverges is answered at once, and
+while a broker leads its log only grows and each new epoch starts at its log end, so an epoch
+that reached the fetch offset keeps reaching it.
+
 On completion (satisfied, forced or expired) the data is read again *then* and handed to the
 response callback: the nested callback of the refactoring design.
 """

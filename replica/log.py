@@ -12,16 +12,24 @@ immutable and shared, never copied.
 
 The log also keeps the replica's high watermark (Kafka keeps it in ``UnifiedLog`` too): the
 leader only moves it forward (:meth:`Log.maybe_increment_high_watermark`), a follower sets it
-from the leader's (:meth:`Log.update_high_watermark`), and truncation clamps it.
+from the leader's (:meth:`Log.update_high_watermark`), and truncation clamps it. And it keeps
+the replica's :class:`~replica.leader_epoch_cache.LeaderEpochCache` (which leader epoch wrote
+which offsets), derived from the batches' ``partition_leader_epoch`` as they are appended and
+cut back with the log.
+
+Timestamp lookups (:meth:`Log.find_offset_by_timestamp`, for ListOffsets) walk the segments'
+largest timestamps and binary-search a per-segment running maximum of batch timestamps, built
+lazily on the first lookup after appends, so appends pay nothing for it.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from replica.errors import Errors
 from replica.exceptions import ApiError, ReplicaArgumentError, UnexpectedAppendOffsetError
+from replica.leader_epoch_cache import LeaderEpochCache
 from replica.records import NO_TIMESTAMP, Record, RecordBatch, batch_size_in_bytes
 from replica.types import (
     FetchDataInfo,
@@ -35,13 +43,22 @@ from replica.types import (
 class LogSegment:
     """Consecutive batches starting at ``base_offset``, with their byte positions."""
 
-    __slots__ = ("_base_offsets", "_positions", "base_offset", "batches", "size")
+    __slots__ = (
+        "_base_offsets",
+        "_max_timestamps_so_far",
+        "_positions",
+        "base_offset",
+        "batches",
+        "size",
+    )
 
     def __init__(self, base_offset: int) -> None:
         self.base_offset = base_offset
         self.batches: list[RecordBatch] = []
         self._base_offsets: list[int] = []
         self._positions: list[int] = []
+        #: [i] = the largest max_timestamp of batches[0..i]; filled lazily by timestamp lookups.
+        self._max_timestamps_so_far: list[int] = []
         self.size = 0
 
     def __repr__(self) -> str:
@@ -109,6 +126,33 @@ class LogSegment:
         if index < len(self.batches):
             self.size = self._positions[index]
             del self.batches[index:], self._base_offsets[index:], self._positions[index:]
+            del self._max_timestamps_so_far[index:]
+
+    def largest_timestamp(self) -> int:
+        """The largest batch timestamp in this segment (``NO_TIMESTAMP`` when empty). Extends
+        the lazy timestamp index over the batches appended since the previous call."""
+        batches = self.batches
+        so_far = self._max_timestamps_so_far
+        if len(so_far) < len(batches):
+            current = so_far[-1] if so_far else NO_TIMESTAMP
+            for batch in batches[len(so_far) :]:
+                current = max(current, batch.max_timestamp)
+                so_far.append(current)
+        return so_far[-1] if so_far else NO_TIMESTAMP
+
+    def find_offset_by_timestamp(self, target_timestamp: int) -> tuple[int, int, int] | None:
+        """``(timestamp, offset, partition leader epoch)`` of the first record in this segment
+        whose timestamp is >= ``target_timestamp``, or None (Kafka's
+        ``LogSegment.findOffsetByTimestamp``). O(log batches) plus the batches appended since
+        the previous lookup, plus the records of the batch found."""
+        if self.largest_timestamp() < target_timestamp:
+            return None
+        # The first batch whose running maximum reaches the target is the first batch whose own
+        # maximum does.
+        batch = self.batches[bisect_left(self._max_timestamps_so_far, target_timestamp)]
+        found = batch.find_offset_by_timestamp(target_timestamp)
+        assert found is not None, "the batch's max_timestamp reaches the target"
+        return found[0], found[1], batch.partition_leader_epoch
 
 
 class Log:
@@ -135,6 +179,7 @@ class Log:
         self._reset(log_start_offset)
 
     def _reset(self, start_offset: int) -> None:
+        self._leader_epoch_cache = LeaderEpochCache()
         self._segments = [LogSegment(start_offset)]
         self._segment_base_offsets = [start_offset]
         self._log_start_offset = start_offset
@@ -182,6 +227,33 @@ class Log:
     def high_watermark_metadata(self) -> LogOffsetMetadata:
         """The position of the high watermark."""
         return self._high_watermark
+
+    @property
+    def leader_epoch_cache(self) -> LeaderEpochCache:
+        """The leader epochs of this log and where each starts (read it; the log updates it)."""
+        return self._leader_epoch_cache
+
+    @property
+    def latest_epoch(self) -> int | None:
+        """The newest leader epoch in the leader-epoch cache (None if empty): what a follower
+        sends as ``last_fetched_epoch``."""
+        return self._leader_epoch_cache.latest_epoch
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """``(epoch, end_offset)``: the largest epoch <= ``leader_epoch`` this log knows and
+        the offset where it ends here (the log end offset for the latest epoch); see
+        :meth:`~replica.leader_epoch_cache.LeaderEpochCache.end_offset_for` for the edge cases
+        (``(-1, -1)`` when unknown). O(log epochs)."""
+        return self._leader_epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)
+
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """Record that ``leader_epoch`` starts at ``start_offset`` (a new leader does this at its
+        log end offset when elected).
+
+        Raises:
+            ReplicaArgumentError: ``leader_epoch`` or ``start_offset`` is negative.
+        """
+        self._leader_epoch_cache.assign(leader_epoch, start_offset)
 
     @property
     def segments(self) -> tuple[LogSegment, ...]:
@@ -248,6 +320,8 @@ class Log:
             self._segments.append(active)
             self._segment_base_offsets.append(batch.base_offset)
         active.append(batch)
+        if batch.partition_leader_epoch >= 0:
+            self._leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
         self._update_log_end_offset()
 
     # -- reads ------------------------------------------------------------------------------
@@ -303,6 +377,20 @@ class Log:
                 return info
         return FetchDataInfo(self.log_end_offset_metadata, (), 0)
 
+    def find_offset_by_timestamp(self, target_timestamp: int) -> tuple[int, int, int] | None:
+        """``(timestamp, offset, partition leader epoch)`` of the first record (lowest offset)
+        whose timestamp is >= ``target_timestamp``, or None if no record has one. A record's
+        timestamp is its batch's log append time when the log uses ``LogAppendTime``, else its
+        create time. Not bounded by the high watermark: the caller bounds it.
+
+        Like Kafka, it walks the segments to the first whose largest timestamp reaches the
+        target (O(segments)), then binary-searches that segment (O(log batches)).
+        """
+        for segment in self._segments:
+            if segment.largest_timestamp() >= target_timestamp:
+                return segment.find_offset_by_timestamp(target_timestamp)
+        return None
+
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """The position of ``offset`` (the start of the batch holding it; the log end's
         position for the LEO).
@@ -356,10 +444,16 @@ class Log:
     def truncate_to(self, target_offset: int) -> bool:
         """Remove every batch holding an offset >= ``target_offset`` (batches are atomic, so
         the new LEO is at most ``target_offset``). The high watermark is clamped to the new
-        LEO. Returns True if anything was removed. A target below the log start offset
-        empties the log and restarts it there (:meth:`truncate_fully_and_start_at`).
+        LEO, and leader epochs starting at or after it leave the leader-epoch cache. Returns
+        True if any batch was removed. A target below the log start offset empties the log and
+        restarts it there (:meth:`truncate_fully_and_start_at`).
+
+        A target at or past the log end offset removes no batch but still drops epochs that
+        start at the log end (as Kafka does): an epoch a former leader assigned when elected
+        and never wrote in.
         """
         if target_offset >= self._log_end_offset:
+            self._leader_epoch_cache.truncate_from_end(self._log_end_offset)
             return False
         if target_offset < self._log_start_offset:
             self.truncate_fully_and_start_at(target_offset)
@@ -371,12 +465,14 @@ class Log:
         active = self._segments[-1]
         active.truncate_to(target_offset)
         self._update_log_end_offset()
+        self._leader_epoch_cache.truncate_from_end(self._log_end_offset)
         if self._high_watermark.message_offset >= self._log_end_offset:
             self._high_watermark = self.log_end_offset_metadata
         return True
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
-        """Delete everything; the log restarts empty at ``new_offset`` (start = LEO = HW).
+        """Delete everything, leader epochs included; the log restarts empty at ``new_offset``
+        (start = LEO = HW).
 
         Raises:
             ReplicaArgumentError: ``new_offset`` is negative.

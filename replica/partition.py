@@ -8,6 +8,10 @@ end for replica.lag.time.max.ms (:meth:`Partition.maybe_shrink_isr`). ISR change
 at once: the model has no controller round trip (Kafka's AlterPartition), so the high
 watermark is the minimum over the ISR only.
 
+The leader also answers where a follower's last fetched leader epoch ends in the leader's log
+(:meth:`Partition.diverging_epoch`, truncation on fetch) and which offset a ListOffsets
+timestamp maps to (:meth:`Partition.fetch_offset_for_timestamp`).
+
 Methods that a request can make fail raise :class:`~replica.exceptions.ApiError` with the
 Kafka error code; the :class:`~replica.replica_manager.ReplicaManager` turns it into a
 response. Methods report whether the high watermark moved; triggering delayed operations is
@@ -22,12 +26,18 @@ from types import MappingProxyType
 from replica.config import LOG_APPEND_TIME, BrokerConfig
 from replica.errors import Errors
 from replica.exceptions import ApiError
+from replica.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from replica.log import Log
 from replica.records import NO_TIMESTAMP, Record, RecordBatch
 from replica.replica import Replica
 from replica.types import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    EpochEndOffset,
     FetchDataInfo,
     FetchIsolation,
+    IsolationLevel,
+    ListOffsetsResult,
     LogAppendInfo,
     LogOffsetMetadata,
     PartitionState,
@@ -80,8 +90,10 @@ class Partition:
         """Become (or stay) leader with ``state``'s epoch, replicas and ISR.
 
         A new leader forgets its followers' positions (they are reported again by their next
-        fetch); ISR members count as caught up now. Returns True if this broker was not the
-        leader before. The high watermark may move (if the ISR is just the leader).
+        fetch); ISR members count as caught up now. A new leader, or a new epoch, starts at the
+        log end offset: it is recorded in the log's leader-epoch cache, so the previous epochs
+        end there. Returns True if this broker was not the leader before. The high watermark
+        may move (if the ISR is just the leader).
         """
         is_new_leader = not self.is_leader
         self._update_assignment(state)
@@ -89,6 +101,7 @@ class Partition:
         leader_end_offset = self.log.log_end_offset
         if is_new_leader or state.leader_epoch > self.leader_epoch:
             self.leader_epoch_start_offset = leader_end_offset
+            self.log.maybe_assign_epoch_start_offset(state.leader_epoch, leader_end_offset)
         for replica in self._remote_replicas.values():
             replica.reset_replica_state(
                 now_ms, leader_end_offset, is_new_leader, replica.broker_id in self.isr
@@ -102,7 +115,10 @@ class Partition:
         """Become a follower of ``state.leader`` (``NO_LEADER``: none) with its epoch.
 
         Returns True if the leader or the epoch changed (the follower must then restart
-        fetching). The ISR is kept as the controller sent it, for information only.
+        fetching, from its log end offset). The log is not truncated here: the new leader tells
+        the follower where their logs diverge in its first fetch response (see
+        :meth:`diverging_epoch`). The ISR is kept as the controller sent it, for information
+        only.
         """
         changed = state.leader != self.leader_id or state.leader_epoch > self.leader_epoch
         self._update_assignment(state)
@@ -279,6 +295,107 @@ class Partition:
         if isolation is FetchIsolation.LOG_END:
             return self.log.log_end_offset_metadata
         return self.log.high_watermark_metadata
+
+    def diverging_epoch(
+        self, current_leader_epoch: int | None, last_fetched_epoch: int, fetch_offset: int
+    ) -> EpochEndOffset | None:
+        """Leader: check a fetch that says its log ends at ``fetch_offset`` in leader epoch
+        ``last_fetched_epoch`` (Kafka's fetch-time check, KIP-320 / KIP-595).
+
+        Returns None if this log has that epoch and it reaches ``fetch_offset`` (the fetcher's
+        log is a prefix of this one, as far as epochs tell). Otherwise returns this log's
+        largest epoch <= ``last_fetched_epoch`` and where it ends here: the fetcher must
+        truncate there. O(1) when ``last_fetched_epoch`` is the latest epoch, else
+        O(log epochs). A leader's latest epoch is always its current one (assigned when it
+        was elected), so a fetch in the current epoch up to the log end never diverges.
+
+        Raises:
+            ApiError: FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER (see
+                :meth:`read_records`); OFFSET_OUT_OF_RANGE if this log cannot place the epoch
+                at all (newer than any epoch here, or an empty epoch cache), as Kafka answers.
+        """
+        self._check_leader(current_leader_epoch)
+        log = self.log
+        epoch, end_offset = log.end_offset_for_epoch(last_fetched_epoch)
+        if epoch == UNDEFINED_EPOCH or end_offset == UNDEFINED_EPOCH_OFFSET:
+            raise ApiError(
+                Errors.OFFSET_OUT_OF_RANGE,
+                f"{self.topic_partition}: cannot find the end offset of last fetched epoch "
+                f"{last_fetched_epoch} (epochs here: {log.leader_epoch_cache.entries})",
+            )
+        if epoch < last_fetched_epoch or end_offset < fetch_offset:
+            return EpochEndOffset(epoch, end_offset)
+        return None
+
+    def fetch_offset_for_timestamp(
+        self,
+        timestamp: int,
+        isolation: IsolationLevel | None,
+        current_leader_epoch: int | None,
+    ) -> ListOffsetsResult:
+        """Leader: answer a ListOffsets lookup (Kafka's ``Partition.fetchOffsetForTimestamp``).
+
+        ``isolation`` is the consumer's level, or None for a replica asking; it sets the last
+        offset a lookup may return: the high watermark for READ_UNCOMMITTED and for
+        READ_COMMITTED (the last stable offset, which is the high watermark here: there are no
+        transactions), the log end offset for None.
+
+        * LATEST (-1): that offset, with the current leader epoch;
+        * EARLIEST (-2): the log start offset, with the epoch of the earliest leader-epoch
+          entry if it starts there (else None);
+        * a timestamp >= 0: the first record with a timestamp >= it, if its offset is below the
+          last offset allowed; else offset -1 and timestamp -1 (``UNKNOWN_OFFSET`` /
+          ``NO_TIMESTAMP``).
+
+        Raises:
+            ApiError: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``current_leader_epoch``
+                older / newer than the leader's), NOT_LEADER_OR_FOLLOWER, INVALID_REQUEST (a
+                negative timestamp other than -1 and -2), OFFSET_NOT_AVAILABLE (a consumer
+                asking LATEST, or a timestamp found at or past the high watermark, while the
+                high watermark of a new leader is still below the start offset of its epoch:
+                the records before that may not all be committed yet; KIP-207).
+        """
+        self._check_leader(current_leader_epoch)
+        log = self.log
+        last_fetchable_offset = log.log_end_offset if isolation is None else log.high_watermark
+        epoch_start = self.leader_epoch_start_offset
+        offsets_not_available = (
+            isolation is not None and epoch_start is not None and epoch_start > log.high_watermark
+        )
+        if timestamp == LATEST_TIMESTAMP:
+            if offsets_not_available:
+                raise self._offset_not_available()
+            return ListOffsetsResult(
+                Errors.NONE, NO_TIMESTAMP, last_fetchable_offset, self.leader_epoch
+            )
+        if timestamp == EARLIEST_TIMESTAMP:
+            start = log.log_start_offset
+            earliest = log.leader_epoch_cache.earliest_entry
+            epoch = earliest[0] if earliest is not None and earliest[1] <= start else None
+            return ListOffsetsResult(Errors.NONE, NO_TIMESTAMP, start, epoch)
+        if timestamp < 0:
+            raise ApiError(
+                Errors.INVALID_REQUEST,
+                f"{self.topic_partition}: timestamp {timestamp} is neither >= 0 nor "
+                f"LATEST ({LATEST_TIMESTAMP}) or EARLIEST ({EARLIEST_TIMESTAMP})",
+            )
+        found = log.find_offset_by_timestamp(timestamp)
+        if found is not None and found[1] < last_fetchable_offset:
+            found_timestamp, offset, batch_epoch = found
+            return ListOffsetsResult(
+                Errors.NONE, found_timestamp, offset, batch_epoch if batch_epoch >= 0 else None
+            )
+        if offsets_not_available:
+            raise self._offset_not_available()
+        return ListOffsetsResult(Errors.NONE)
+
+    def _offset_not_available(self) -> ApiError:
+        return ApiError(
+            Errors.OFFSET_NOT_AVAILABLE,
+            f"{self.topic_partition}: the high watermark {self.log.high_watermark} of leader "
+            f"epoch {self.leader_epoch} is still below the epoch's start offset "
+            f"{self.leader_epoch_start_offset}",
+        )
 
     def read_records(
         self,

@@ -121,3 +121,23 @@ class RecordBatch:
     def next_offset(self) -> int:
         """The offset after the batch (``last_offset + 1``)."""
         return self.base_offset + len(self.records)
+
+    @property
+    def max_timestamp(self) -> int:
+        """The largest record timestamp: the log append time when set (every record of a
+        ``LogAppendTime`` batch carries it), else the largest create time."""
+        if self.log_append_time != NO_TIMESTAMP:
+            return self.log_append_time
+        return max((record.timestamp for record in self.records), default=NO_TIMESTAMP)
+
+    def find_offset_by_timestamp(self, target_timestamp: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record whose timestamp is >= ``target_timestamp``
+        (as :attr:`max_timestamp` counts timestamps), or None if there is none."""
+        if self.log_append_time != NO_TIMESTAMP:
+            if self.log_append_time >= target_timestamp:
+                return self.log_append_time, self.base_offset
+            return None
+        for offset, record in enumerate(self.records, self.base_offset):
+            if record.timestamp >= target_timestamp:
+                return record.timestamp, offset
+        return None

@@ -16,9 +16,31 @@ forbids ``apis``). Wiring two brokers directly::
                               lambda response: follower_fetcher.handle_fetch_response(
                                   response, clock()))
 
-One fetch is in flight at a time (Kafka's fetcher thread). Responses are applied through the
-local replica: batches are appended to the follower's log, the follower's high watermark
-becomes ``min(leader high watermark, local log end offset)``. Errors, per partition:
+One fetch is in flight at a time (Kafka's fetcher thread). Each partition's fetch carries the
+leader epoch of the local log's end (``last_fetched_epoch``, from the log's leader-epoch cache;
+None for a log without epochs). Responses are applied through the local replica: batches are
+appended to the follower's log, the follower's high watermark becomes ``min(leader high
+watermark, local log end offset)``.
+
+A response with a ``diverging_epoch`` ``(E, end)`` (the leader's largest epoch <= the
+follower's last fetched epoch, and where it ends on the leader) truncates the local log, as
+Kafka's ``AbstractFetcherThread`` does after KIP-279, and leaves the high watermark alone until
+the next response:
+
+* if the local log has epoch ``E`` (or only epochs newer than ``E``: ``E`` then ends where the
+  first local epoch starts): truncate to ``min(end, local end offset of E, local log end
+  offset)``;
+* if it has epochs below and above ``E`` but not ``E``: truncate to the local end offset of
+  its largest epoch below ``E`` (never past the log end) and fetch again: the next fetch
+  carries that smaller epoch, and the leader answers for it;
+* if it has no epoch at all, or only epochs older than ``E`` (a real leader never answers
+  that: ``E`` is at most the follower's last fetched epoch): truncate to ``min(end, local log
+  end offset)``.
+
+Truncating never removes committed records: a leader elected from the ISR holds them all, so
+every epoch that wrote them ends at or after them on the leader.
+
+Errors, per partition:
 
 * OFFSET_OUT_OF_RANGE: if the follower's log end offset is past the leader's, truncate to the
   leader's log end offset; if it is behind the leader's log start offset, empty the log and
@@ -41,7 +63,14 @@ import attrs
 
 from replica.errors import Errors
 from replica.exceptions import ReplicaArgumentError
-from replica.types import FetchPartitionData, PartitionFetchInfo, TopicPartition
+from replica.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET
+from replica.types import (
+    UNKNOWN_OFFSET,
+    EpochEndOffset,
+    FetchPartitionData,
+    PartitionFetchInfo,
+    TopicPartition,
+)
 
 if TYPE_CHECKING:
     from replica.partition import Partition
@@ -128,22 +157,30 @@ class ReplicaFetcher:
         :meth:`handle_fetch_response` or :meth:`handle_fetch_failure`.
 
         Uses replica.fetch.wait.max.ms, replica.fetch.min.bytes,
-        replica.fetch.response.max.bytes, and replica.fetch.max.bytes per partition.
+        replica.fetch.response.max.bytes, and replica.fetch.max.bytes per partition; each
+        partition carries the local log's start offset and latest leader epoch.
         """
         if self._in_flight is not None:
             return None
         config = self.replica_manager.config
         partition_max_bytes = config.replica_fetch_max_bytes
+        get_partition = self.replica_manager.get_partition
         fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
         for tp, state in self._states.items():
             if state.ready_at_ms > now_ms:
                 continue
-            log_start_offset = self.replica_manager.log_start_offset(tp)
+            partition = get_partition(tp)
+            if partition is None:
+                log_start_offset, last_fetched_epoch = UNKNOWN_OFFSET, None
+            else:
+                log = partition.log
+                log_start_offset, last_fetched_epoch = log.log_start_offset, log.latest_epoch
             fetch_infos[tp] = PartitionFetchInfo(
                 state.fetch_offset,
                 partition_max_bytes,
                 state.current_leader_epoch,
-                -1 if log_start_offset is None else log_start_offset,
+                log_start_offset,
+                last_fetched_epoch,
             )
         if not fetch_infos:
             return None
@@ -200,7 +237,11 @@ class ReplicaFetcher:
                 continue
             error = data.error
             if error is Errors.NONE:
-                self._process_partition_data(partition, state, data)
+                diverging = data.diverging_epoch
+                if diverging is None:
+                    self._process_partition_data(partition, state, data)
+                else:
+                    self._truncate_to_diverging_epoch(partition, state, diverging)
             elif error is Errors.OFFSET_OUT_OF_RANGE:
                 self._handle_offset_out_of_range(partition, state, data)
             elif error is Errors.FENCED_LEADER_EPOCH:
@@ -227,6 +268,23 @@ class ReplicaFetcher:
             append(batch)
         log = partition.log
         log.update_high_watermark(data.high_watermark)
+        state.fetch_offset = log.log_end_offset
+
+    @staticmethod
+    def _truncate_to_diverging_epoch(
+        partition: Partition, state: PartitionFetchState, diverging: EpochEndOffset
+    ) -> None:
+        log = partition.log
+        replica_end_offset = log.log_end_offset
+        leader_epoch = diverging.leader_epoch
+        local_epoch, local_end_offset = log.end_offset_for_epoch(leader_epoch)
+        if local_end_offset == UNDEFINED_EPOCH_OFFSET:
+            target = min(diverging.end_offset, replica_end_offset)
+        elif local_epoch != leader_epoch:
+            target = min(local_end_offset, replica_end_offset)
+        else:
+            target = min(local_end_offset, diverging.end_offset, replica_end_offset)
+        log.truncate_to(target)
         state.fetch_offset = log.log_end_offset
 
     @staticmethod

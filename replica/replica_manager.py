@@ -3,9 +3,17 @@
 This is the "Replica Manager" of the Kafka API refactoring design: appending and fetching
 (including waiting for replication and long-polling) live here, not in the request layer.
 ``apis`` calls :meth:`ReplicaManager.append_messages` and :meth:`ReplicaManager.fetch_messages`
-with a response callback; ``coordinator`` commits offsets with ``append_messages`` and loads
-them with :meth:`ReplicaManager.read_from_local_log`. Nothing above this class touches a
-``Partition`` or a ``Log`` directly.
+with a response callback, and answers ListOffsets with
+:meth:`ReplicaManager.fetch_offset_for_timestamp`; ``coordinator`` commits offsets with
+``append_messages`` and loads them with :meth:`ReplicaManager.read_from_local_log`. Nothing
+above this class touches a ``Partition`` or a ``Log`` directly.
+
+Follower truncation is epoch based (KIP-101 / KIP-279, checked on fetch as since KIP-320 /
+KIP-595): becoming a follower never truncates; the follower's fetches carry the leader epoch of
+its log end (``PartitionFetchInfo.last_fetched_epoch``) and the leader answers a follower whose
+log diverges from its own with a ``diverging_epoch`` instead of records, which the
+:class:`~replica.replica_fetcher.ReplicaFetcher` truncates to. With clean leader elections
+(from the ISR) and acks=-1 with min.insync.replicas >= 2, no acknowledged record is lost.
 
 Time: every method reads the injected ``clock()`` (integer milliseconds); timers fire only
 when the owner calls :meth:`ReplicaManager.advance_clock`. Callbacks run synchronously, inside
@@ -44,6 +52,7 @@ from replica.types import (
     FetchParams,
     FetchPartitionData,
     IsolationLevel,
+    ListOffsetsResult,
     LogReadResult,
     PartitionFetchInfo,
     PartitionResponse,
@@ -269,15 +278,23 @@ class ReplicaManager:
         ``max_bytes`` bounds the whole response and each partition's ``max_bytes`` its share;
         the first partition with data returns at least one whole batch even if larger.
 
+        A partition whose ``last_fetched_epoch`` is set is first checked against the leader's
+        leader-epoch cache (:meth:`Partition.diverging_epoch`): if the fetcher's log diverges
+        from the leader's, the partition is answered with error NONE, no records and a
+        ``diverging_epoch``, and a follower's position is not recorded. The check is O(1) for
+        a follower in the leader's current epoch, O(log epochs) otherwise, and skipped when
+        ``last_fetched_epoch`` is None.
+
         ``response_callback`` is called exactly once with a :class:`FetchPartitionData` per
         requested partition (same order): at once if ``max_wait_ms <= 0``, nothing was
-        requested, at least ``min_bytes`` are available or any partition has an error;
-        otherwise when a :class:`DelayedFetch` completes (see there) or expires, and the data
-        is read at that time. Per partition errors: UNKNOWN_TOPIC_OR_PARTITION,
-        NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE (fetch offset outside [log start, log
-        end]), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``current_leader_epoch`` older /
-        newer than the leader's), INVALID_REQUEST (negative partition ``max_bytes``). A
-        follower that is not an assigned replica gets empty records.
+        requested, at least ``min_bytes`` are available, or any partition has an error or a
+        diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
+        expires, and the data is read at that time. Per partition errors:
+        UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE (fetch offset
+        outside [log start, log end], or a ``last_fetched_epoch`` newer than any epoch of the
+        leader's log), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``current_leader_epoch``
+        older / newer than the leader's), INVALID_REQUEST (negative partition ``max_bytes`` or
+        ``last_fetched_epoch``). A follower that is not an assigned replica gets empty records.
         """
         if replica_id >= 0:
             fetch_isolation = FetchIsolation.LOG_END
@@ -290,12 +307,12 @@ class ReplicaManager:
         if replica_id >= 0:
             self._update_follower_fetch_state(replica_id, fetch_infos, results)
         bytes_readable = 0
-        error_reading = False
+        answer_now = False
         for result in results.values():
             bytes_readable += result.info.records_size
-            if result.error is not Errors.NONE:
-                error_reading = True
-        if max_wait_ms <= 0 or not fetch_infos or bytes_readable >= min_bytes or error_reading:
+            if result.error is not Errors.NONE or result.diverging_epoch is not None:
+                answer_now = True
+        if max_wait_ms <= 0 or not fetch_infos or bytes_readable >= min_bytes or answer_now:
             response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
             return
         status = {
@@ -344,6 +361,31 @@ class ReplicaManager:
                 raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} is not hosted here")
             if fetch_info.max_bytes < 0:
                 raise ApiError(Errors.INVALID_REQUEST, f"negative max_bytes for {tp}")
+            last_fetched_epoch = fetch_info.last_fetched_epoch
+            # Skipped without an epoch, and for a fetch in the current epoch up to the log end
+            # (a follower in sync): that never diverges, and read_records raises the same
+            # fencing and leadership errors diverging_epoch would.
+            if last_fetched_epoch is not None and (
+                last_fetched_epoch != partition.leader_epoch
+                or fetch_info.fetch_offset > partition.log.log_end_offset
+            ):
+                if last_fetched_epoch < 0:
+                    raise ApiError(Errors.INVALID_REQUEST, f"negative last_fetched_epoch for {tp}")
+                diverging = partition.diverging_epoch(
+                    fetch_info.current_leader_epoch, last_fetched_epoch, fetch_info.fetch_offset
+                )
+                if diverging is not None:
+                    log = partition.log
+                    hw = log.high_watermark
+                    return LogReadResult(
+                        EMPTY_FETCH_DATA_INFO,
+                        hw,
+                        log.log_start_offset,
+                        log.log_end_offset,
+                        hw,
+                        now,
+                        diverging_epoch=diverging,
+                    )
             data = partition.read_records(
                 fetch_info.fetch_offset,
                 fetch_info.current_leader_epoch,
@@ -382,9 +424,12 @@ class ReplicaManager:
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
         results: dict[TopicPartition, LogReadResult],
     ) -> None:
-        """Record a follower's fetch position on the leader (replacing results in place)."""
+        """Record a follower's fetch position on the leader (replacing results in place).
+
+        A diverging fetch records nothing: its fetch offset is not a position in this log.
+        """
         for tp, result in results.items():
-            if result.error is not Errors.NONE:
+            if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 continue
             partition = self._partitions[tp]
             try:
@@ -413,6 +458,38 @@ class ReplicaManager:
         self._produce_purgatory.check_and_complete(tp)
         self._fetch_purgatory.check_and_complete(tp)
 
+    # -- list offsets -----------------------------------------------------------------------
+
+    def fetch_offset_for_timestamp(
+        self,
+        topic_partition: TopicPartition,
+        timestamp: int,
+        *,
+        isolation: IsolationLevel | None,
+        current_leader_epoch: int | None = None,
+    ) -> ListOffsetsResult:
+        """Answer one partition of a ListOffsets request, now (Kafka's
+        ``Partition.fetchOffsetForTimestamp``; see :meth:`Partition.fetch_offset_for_timestamp`).
+
+        ``timestamp`` is -1 (LATEST: the high watermark for a consumer, READ_UNCOMMITTED or
+        READ_COMMITTED; the log end offset for ``isolation=None``, a replica asking), -2
+        (EARLIEST: the log start offset), or >= 0 (the first offset whose record timestamp is
+        >= it, below that same bound; offset -1 and timestamp -1 if there is none).
+
+        Errors come back in the result, never raised: UNKNOWN_TOPIC_OR_PARTITION (not hosted),
+        NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
+        (``current_leader_epoch`` older / newer than the leader's), INVALID_REQUEST (any other
+        negative timestamp), OFFSET_NOT_AVAILABLE (a consumer's lookup while a new leader's
+        high watermark is still below the start of its epoch; retriable).
+        """
+        partition = self._partitions.get(topic_partition)
+        if partition is None:
+            return ListOffsetsResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        try:
+            return partition.fetch_offset_for_timestamp(timestamp, isolation, current_leader_epoch)
+        except ApiError as e:
+            return ListOffsetsResult(e.error)
+
     # -- state changes ----------------------------------------------------------------------
 
     def become_leader_or_follower(
@@ -429,9 +506,10 @@ class ReplicaManager:
         * ``leader == broker_id``: becomes (or stays) leader with the given ISR; it stops
           fetching the partition; a new leader starts with unknown follower positions;
         * otherwise: becomes a follower of ``leader`` (``-1``: no leader, nothing fetched).
-          On a leader or epoch change its log is truncated to its high watermark (Kafka's
-          behaviour before KIP-101; the model has no leader-epoch cache) and it fetches from
-          the new leader from its log end offset.
+          On a leader or epoch change it fetches from the new leader from its log end offset,
+          without truncating: its fetches carry its last fetched epoch and the leader answers
+          with a diverging epoch if their logs differ (see :meth:`fetch_messages`), which the
+          fetcher truncates to.
 
         Afterwards the delayed operations of the partitions led here (whose high watermark
         may have moved with the new ISR) and of those that became followers are checked, so
@@ -482,12 +560,10 @@ class ReplicaManager:
         by_leader: dict[int, dict[TopicPartition, InitialFetchState]] = {}
         for tp in changed:
             partition = self._partitions[tp]
-            log = partition.log
-            log.truncate_to(log.high_watermark)
             leader = states[tp].leader
             if leader >= 0:
                 by_leader.setdefault(leader, {})[tp] = InitialFetchState(
-                    log.log_end_offset, partition.leader_epoch
+                    partition.log.log_end_offset, partition.leader_epoch
                 )
         for leader, initial_states in by_leader.items():
             fetcher = self._fetchers.get(leader)

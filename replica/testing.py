@@ -89,16 +89,18 @@ class DirectCluster:
             )
         return sent
 
-    def pump(self, max_rounds: int = 100) -> int:
-        """Let every follower fetch until all fetches are parked at leaders (long-polling) or
-        backing off. Returns the number of fetches sent.
+    def pump(self, max_rounds: int = 100, brokers: Iterable[int] | None = None) -> int:
+        """Let every follower (or only those of ``brokers``: the others are stalled) fetch
+        until all fetches are parked at leaders (long-polling) or backing off. Returns the
+        number of fetches sent.
 
         Raises:
             RuntimeError: fetchers were still sending after ``max_rounds`` rounds.
         """
+        fetching = list(self.brokers if brokers is None else brokers)
         sent = 0
         for _ in range(max_rounds):
-            sent_this_round = sum(self.send_fetches(b) for b in self.brokers)
+            sent_this_round = sum(self.send_fetches(b) for b in fetching)
             sent += sent_this_round
             if sent_this_round == 0:
                 return sent

@@ -24,6 +24,10 @@ UNKNOWN_OFFSET = -1
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 #: Topics only brokers may append to (``append_messages(internal_topics_allowed=True)``).
 INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})
+#: Kafka's ``ListOffsetsRequest.LATEST_TIMESTAMP``: ask for the end offset.
+LATEST_TIMESTAMP = -1
+#: Kafka's ``ListOffsetsRequest.EARLIEST_TIMESTAMP``: ask for the log start offset.
+EARLIEST_TIMESTAMP = -2
 
 
 @attrs.define(frozen=True, order=True, cache_hash=True)
@@ -106,13 +110,19 @@ class PartitionFetchInfo:
     ``current_leader_epoch`` (optional) fences stale leaders: older than the leader's epoch
     gives FENCED_LEADER_EPOCH, newer gives UNKNOWN_LEADER_EPOCH. ``log_start_offset`` is the
     fetching follower's log start offset (``UNKNOWN_OFFSET`` for consumers).
-    A negative ``max_bytes`` is answered with INVALID_REQUEST for that partition.
+    ``last_fetched_epoch`` (optional, Kafka's ``lastFetchedEpoch``) is the leader epoch of the
+    fetcher's log end: the epoch of its last batch, as its leader-epoch cache says. When set,
+    the leader first checks that its own log has that epoch reaching ``fetch_offset``; if not
+    it answers with a ``diverging_epoch`` and no records (see :class:`FetchPartitionData`).
+    A negative ``max_bytes`` or ``last_fetched_epoch`` is answered with INVALID_REQUEST for
+    that partition.
     """
 
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int | None = None
     log_start_offset: int = UNKNOWN_OFFSET
+    last_fetched_epoch: int | None = None
 
 
 @attrs.define(frozen=True)
@@ -161,6 +171,20 @@ class LogAppendInfo:
 
 
 @attrs.define(frozen=True)
+class EpochEndOffset:
+    """A leader epoch and the offset where it ends on the answering replica (Kafka's
+    ``FetchResponseData.EpochEndOffset``): offsets from ``end_offset`` on were not written in
+    ``leader_epoch`` or any earlier epoch there.
+
+    Raises:
+        ReplicaArgumentError: a field is negative.
+    """
+
+    leader_epoch: int = attrs.field(validator=_non_negative)
+    end_offset: int = attrs.field(validator=_non_negative)
+
+
+@attrs.define(frozen=True)
 class FetchPartitionData:
     """One partition of a fetch response (what ``fetch_messages`` hands its callback).
 
@@ -168,6 +192,12 @@ class FetchPartitionData:
     the leader's log end offset at read time: the model's follower uses it to handle
     OFFSET_OUT_OF_RANGE where Kafka's follower asks with a ListOffsets request; a consumer-facing
     layer must not expose it.
+
+    ``diverging_epoch`` is set (with error NONE and no records) when the fetch carried a
+    ``last_fetched_epoch`` that the leader's log does not continue to the fetch offset: the
+    leader's largest epoch <= ``last_fetched_epoch`` and where it ends on the leader. The
+    fetcher must truncate its log (see :class:`~replica.replica_fetcher.ReplicaFetcher`) and
+    fetch again.
     """
 
     error: Errors
@@ -177,6 +207,7 @@ class FetchPartitionData:
     records: Sequence[RecordBatch]
     records_size: int
     log_end_offset: int
+    diverging_epoch: EpochEndOffset | None = None
 
 
 @attrs.define(frozen=True)
@@ -185,7 +216,8 @@ class LogReadResult:
 
     On error, ``info`` is empty and the offsets are the leader's when known, else
     ``UNKNOWN_OFFSET``. ``leader_log_end_offset`` is internal (Kafka's
-    ``LogReadResult.leaderLogEndOffset``); it is never meant for a consumer.
+    ``LogReadResult.leaderLogEndOffset``); it is never meant for a consumer. With a
+    ``diverging_epoch`` (see :class:`FetchPartitionData`) ``info`` is empty too.
     """
 
     info: FetchDataInfo
@@ -195,6 +227,7 @@ class LogReadResult:
     last_stable_offset: int
     fetch_time_ms: int
     error: Errors = Errors.NONE
+    diverging_epoch: EpochEndOffset | None = None
 
     def to_fetch_partition_data(self) -> FetchPartitionData:
         """The fetch-response view of this result."""
@@ -207,6 +240,7 @@ class LogReadResult:
             info.records,
             info.records_size,
             self.leader_log_end_offset,
+            self.diverging_epoch,
         )
 
 
@@ -223,6 +257,23 @@ class PartitionResponse:
     base_offset: int = UNKNOWN_OFFSET
     log_append_time: int = NO_TIMESTAMP
     log_start_offset: int = UNKNOWN_OFFSET
+
+
+@attrs.define(frozen=True)
+class ListOffsetsResult:
+    """One partition's answer to a ListOffsets lookup
+    (:meth:`~replica.replica_manager.ReplicaManager.fetch_offset_for_timestamp`).
+
+    ``offset`` is the offset found (``UNKNOWN_OFFSET`` on error or when no record matches),
+    ``timestamp`` the found record's timestamp (``NO_TIMESTAMP`` for the LATEST and EARLIEST
+    lookups, on error, and when nothing matches), ``leader_epoch`` the leader epoch that
+    wrote that offset where known (for LATEST: the current leader epoch), else None.
+    """
+
+    error: Errors
+    timestamp: int = NO_TIMESTAMP
+    offset: int = UNKNOWN_OFFSET
+    leader_epoch: int | None = None
 
 
 def _replica_ids(value: Sequence[int]) -> tuple[int, ...]:

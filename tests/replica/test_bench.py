@@ -24,4 +24,20 @@ def test_log_read_benchmark_and_cli(capsys: pytest.CaptureFixture[str]) -> None:
     )
     bench.main(["--requests", "16", "--batch", "1", "--rounds", "1", "--json"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [line["benchmark"] for line in lines] == ["replication", "log_read"]
+    assert [line["benchmark"] for line in lines] == [
+        "replication",
+        "log_read",
+        "follower_fetch",
+        "timestamp_lookup",
+    ]
+
+
+def test_follower_fetch_and_timestamp_lookup_benchmarks() -> None:
+    fetch = bench.follower_fetch(epochs=5, fetches=20, rounds=1)
+    assert fetch["epoch_check_cost_ratio"] == pytest.approx(
+        fetch["with_epoch_us_per_fetch"] / fetch["without_epoch_us_per_fetch"]
+    )
+    lookup = bench.timestamp_lookup(small=10, large=100, lookups=20, rounds=1)
+    assert lookup["lookup_cost_ratio"] == pytest.approx(
+        lookup["large_log_us_per_lookup"] / lookup["small_log_us_per_lookup"]
+    )

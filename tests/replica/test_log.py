@@ -259,3 +259,104 @@ def test_reads_are_consistent_with_appends(
             assert forced.records and forced.records[0].last_offset >= offset
         log.truncate_to(truncate_at)
         assert log.log_end_offset <= max(truncate_at, log.log_start_offset)
+
+
+# -- leader epochs --------------------------------------------------------------------------
+
+
+def test_leader_epochs_come_from_the_batches_and_follow_truncation() -> None:
+    log = make_log()
+    log.append_as_leader(recs(2), leader_epoch=0)  # 0..1
+    log.append_as_leader(recs(2), leader_epoch=0)  # 2..3
+    log.maybe_assign_epoch_start_offset(2, log.log_end_offset)  # elected in epoch 2 at 4
+    log.append_as_leader(recs(3), leader_epoch=2)  # 4..6
+    assert log.leader_epoch_cache.entries == ((0, 0), (2, 4))
+    assert log.latest_epoch == 2
+    assert log.end_offset_for_epoch(0) == (0, 4)
+    assert log.end_offset_for_epoch(1) == (0, 4)
+    assert log.end_offset_for_epoch(2) == (2, 7)
+    follower = make_log()
+    for batch in [b for s in log.segments for b in s.batches]:
+        follower.append_as_follower(batch)
+    assert follower.leader_epoch_cache.entries == ((0, 0), (2, 4))
+    assert follower.truncate_to(4)
+    assert follower.leader_epoch_cache.entries == ((0, 0),)
+    follower.truncate_fully_and_start_at(2)
+    assert follower.latest_epoch is None
+
+
+def test_truncating_at_the_log_end_drops_an_epoch_never_written_in() -> None:
+    log = make_log()
+    log.append_as_leader(recs(2), leader_epoch=1)
+    log.maybe_assign_epoch_start_offset(3, 2)  # elected in epoch 3, then lost leadership
+    assert log.latest_epoch == 3
+    assert not log.truncate_to(5)  # removes no batch...
+    assert log.leader_epoch_cache.entries == ((1, 0),)  # ...but the empty epoch goes
+
+
+def test_batches_without_a_leader_epoch_leave_the_cache_alone() -> None:
+    log = make_log()
+    log.append_as_follower(RecordBatch(0, tuple(recs(1)), batch_size_in_bytes(recs(1))))
+    assert log.latest_epoch is None and log.end_offset_for_epoch(0) == (-1, -1)
+
+
+# -- timestamps -----------------------------------------------------------------------------
+
+
+def stamped(*timestamps: int) -> list[Record]:
+    return [Record(None, b"v", ts) for ts in timestamps]
+
+
+def test_find_offset_by_timestamp_with_create_time() -> None:
+    size = batch_size_in_bytes(stamped(0, 0))
+    log = make_log(segment_bytes=2 * size)
+    log.append_as_leader(stamped(10, 30), 0)  # 0..1
+    log.append_as_leader(stamped(20, 25), 1)  # 2..3 (timestamps are not monotonic)
+    log.append_as_leader(stamped(40, 35), 2)  # 4..5, a new segment
+    assert len(log.segments) == 2
+    assert log.find_offset_by_timestamp(0) == (10, 0, 0)
+    assert log.find_offset_by_timestamp(11) == (30, 1, 0)
+    assert log.find_offset_by_timestamp(30) == (30, 1, 0)
+    assert log.find_offset_by_timestamp(31) == (40, 4, 2)
+    assert log.find_offset_by_timestamp(36) == (40, 4, 2)
+    assert log.find_offset_by_timestamp(41) is None
+    log.truncate_to(4)
+    assert log.find_offset_by_timestamp(31) is None
+    log.append_as_leader(stamped(50), 3)
+    assert log.find_offset_by_timestamp(31) == (50, 4, 3)
+
+
+def test_find_offset_by_timestamp_with_log_append_time() -> None:
+    log = make_log()
+    log.append_as_leader(stamped(99, 99), 0, log_append_time=1000)
+    log.append_as_leader(stamped(1), 0, log_append_time=2000)
+    assert log.find_offset_by_timestamp(99) == (1000, 0, 0)
+    assert log.find_offset_by_timestamp(1001) == (2000, 2, 0)
+    assert log.find_offset_by_timestamp(2001) is None
+
+
+@settings(max_examples=60)
+@given(
+    batches=st.lists(st.lists(st.integers(0, 50), min_size=1, max_size=4), max_size=20),
+    segment_batches=st.integers(1, 4),
+    targets=st.lists(st.integers(0, 55), min_size=1, max_size=5),
+    truncate_at=st.integers(0, 80),
+)
+def test_find_offset_by_timestamp_matches_a_linear_scan(
+    batches: list[list[int]], segment_batches: int, targets: list[int], truncate_at: int
+) -> None:
+    log = make_log(segment_bytes=segment_batches * batch_size_in_bytes(stamped(0, 0, 0, 0)))
+
+    def linear(target: int) -> tuple[int, int, int] | None:
+        for batch in [b for s in log.segments for b in s.batches]:
+            for offset, record in enumerate(batch.records, batch.base_offset):
+                if record.timestamp >= target:
+                    return record.timestamp, offset, batch.partition_leader_epoch
+        return None
+
+    for epoch, timestamps in enumerate(batches):
+        log.append_as_leader(stamped(*timestamps), epoch)
+        assert log.find_offset_by_timestamp(targets[0]) == linear(targets[0])
+    log.truncate_to(truncate_at)
+    for target in targets:
+        assert log.find_offset_by_timestamp(target) == linear(target)

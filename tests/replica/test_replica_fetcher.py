@@ -6,6 +6,7 @@ import pytest
 
 from replica import (
     BrokerConfig,
+    EpochEndOffset,
     Errors,
     FetchPartitionData,
     InitialFetchState,
@@ -31,9 +32,9 @@ CONFIG = BrokerConfig(
 )
 
 
-def batch(base_offset: int, count: int = 1) -> RecordBatch:
+def batch(base_offset: int, count: int = 1, epoch: int = 0) -> RecordBatch:
     recs = tuple(Record(None, b"v", 0) for _ in range(count))
-    return RecordBatch(base_offset, recs, batch_size_in_bytes(recs), 0)
+    return RecordBatch(base_offset, recs, batch_size_in_bytes(recs), epoch)
 
 
 def data(
@@ -42,9 +43,10 @@ def data(
     hw: int = 0,
     start: int = 0,
     end: int = 0,
+    diverging: EpochEndOffset | None = None,
 ) -> FetchPartitionData:
     size = sum(b.size_in_bytes for b in batches)
-    return FetchPartitionData(error, hw, start, hw, batches, size, end)
+    return FetchPartitionData(error, hw, start, hw, batches, size, end, diverging)
 
 
 @pytest.fixture
@@ -173,3 +175,96 @@ def test_follower_with_a_newer_epoch_than_the_leader_backs_off_then_recovers() -
     c.advance(100)
     c.pump()
     assert c.brokers[1].log_end_offset(TP) == 1
+
+
+# -- epoch-based truncation ------------------------------------------------------------------
+
+
+def fill(fetcher: ReplicaFetcher, *batches: RecordBatch, hw: int = 0) -> None:
+    """Apply a response carrying ``batches`` for TP."""
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response(
+        {TP: data(batches=batches, hw=hw, end=batches[-1].next_offset)}, 0
+    )
+
+
+def diverge(fetcher: ReplicaFetcher, epoch: int, end_offset: int, hw: int = 0) -> None:
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response(
+        {TP: data(hw=hw, end=end_offset, diverging=EpochEndOffset(epoch, end_offset))}, 0
+    )
+
+
+def test_requests_carry_the_latest_epoch_of_the_log(follower) -> None:  # type: ignore[no-untyped-def]
+    _broker, fetcher, _ = follower
+    request = fetcher.build_fetch_request(0)
+    assert request is not None and request.fetch_infos[TP].last_fetched_epoch is None
+    fetcher.handle_fetch_response(
+        {TP: data(batches=(batch(0, 2, epoch=0), batch(2, 1, epoch=3)))}, 0
+    )
+    request = fetcher.build_fetch_request(0)
+    assert request is not None
+    assert request.fetch_infos[TP].last_fetched_epoch == 3
+    assert request.fetch_infos[TP1].last_fetched_epoch is None
+
+
+def test_diverging_epoch_known_to_the_follower_truncates_to_the_smaller_end(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fill(fetcher, batch(0, 2, epoch=0), batch(2, 3, epoch=1), batch(5, 2, epoch=2), hw=2)
+    assert broker.high_watermark(TP) == 2
+    # The leader's epoch 1 ends at 4; here it ends at 5 (epoch 2 starts there): truncate to 4.
+    diverge(fetcher, 1, 4, hw=9)
+    assert broker.log_end_offset(TP) == 2  # the batch 2..4 holding offset 4 goes whole
+    assert fetcher.partition_states[TP].fetch_offset == 2
+    assert broker.high_watermark(TP) == 2  # not taken from a diverging response
+    partition = broker.get_partition(TP)
+    assert partition is not None and partition.log.leader_epoch_cache.entries == ((0, 0),)
+    request = fetcher.build_fetch_request(0)
+    assert request is not None
+    assert (request.fetch_infos[TP].fetch_offset, request.fetch_infos[TP].last_fetched_epoch) == (
+        2,
+        0,
+    )
+
+
+def test_diverging_epoch_ending_past_the_local_epoch_truncates_to_the_local_end(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fill(fetcher, batch(0, 2, epoch=0), batch(2, 2, epoch=2))
+    # The leader's epoch 0 ends at 3, ours at 2: offsets 2..3 were written in epoch 2 here.
+    diverge(fetcher, 0, 3)
+    assert broker.log_end_offset(TP) == 2
+
+
+def test_diverging_epoch_unknown_to_the_follower_truncates_in_steps(follower) -> None:  # type: ignore[no-untyped-def]
+    """KIP-279: the follower does not have the leader's epoch 2; it truncates to the end of its
+    own largest epoch below 2 (epoch 1 ends at 4) and asks again with that epoch."""
+    broker, fetcher, _ = follower
+    fill(fetcher, batch(0, 2, epoch=0), batch(2, 2, epoch=1), batch(4, 3, epoch=3))
+    diverge(fetcher, 2, 6)
+    assert broker.log_end_offset(TP) == 4
+    request = fetcher.build_fetch_request(0)
+    assert request is not None and request.fetch_infos[TP].last_fetched_epoch == 1
+    fetcher.handle_fetch_response({TP: data(end=6, diverging=EpochEndOffset(1, 3))}, 0)
+    assert broker.log_end_offset(TP) == 2  # the batch 2..3 holding offset 3 goes whole
+
+
+def test_diverging_epoch_below_every_local_epoch(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fill(fetcher, batch(0, 3, epoch=4), batch(3, 3, epoch=5))
+    # The leader knows nothing before epoch 2 ending at 3; epoch 2 is older than ours.
+    diverge(fetcher, 2, 3)
+    assert broker.log_end_offset(TP) == 0  # our epoch 4 started at 0: nothing of epoch 2 here
+
+
+def test_diverging_epoch_newer_than_every_local_epoch(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fill(fetcher, batch(0, 3, epoch=1), batch(3, 3, epoch=1))
+    diverge(fetcher, 7, 4)  # no local epoch <= 7 is 7 and none is newer: the leader's end
+    assert broker.log_end_offset(TP) == 3
+
+
+def test_diverging_epoch_values_are_validated() -> None:
+    with pytest.raises(ReplicaArgumentError, match="end_offset must be >= 0"):
+        EpochEndOffset(0, -1)
+    with pytest.raises(ReplicaArgumentError, match="leader_epoch must be >= 0"):
+        EpochEndOffset(-1, 0)

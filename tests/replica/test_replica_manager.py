@@ -376,7 +376,7 @@ def test_state_changes_with_stale_epochs_or_foreign_replicas_are_ignored(cluster
     assert broker.get_partition(other) is None
 
 
-def test_failover_keeps_committed_data_and_truncates_the_uncommitted_tail(cluster: Cluster) -> None:
+def test_failover_keeps_committed_data_and_truncates_the_diverging_tail(cluster: Cluster) -> None:
     cluster.produce(0, TP, [b"a", b"b"])
     cluster.pump()
     # A follower learns the new HW from its next response: here when its long poll expires.
@@ -390,19 +390,21 @@ def test_failover_keeps_committed_data_and_truncates_the_uncommitted_tail(cluste
     assert cluster.brokers[1].log_end_offset(TP) == 3
     assert cluster.brokers[2].log_end_offset(TP) == 2
     cluster.brokers[0].stop_replica(TP, delete=False)
-    # The controller elects 2; 1 becomes its follower and truncates to its HW.
+    # The controller elects 2. Becoming its follower does not truncate broker 1...
     cluster.elect(TP, leader=2, isr=(1, 2), brokers=(2, 1))
     assert cluster.brokers[2].is_leader(TP)
+    assert cluster.brokers[1].log_end_offset(TP) == 3
+    # ...its first fetch does: epoch 0 ends at offset 2 on the new leader.
+    assert cluster.send_fetches(1) == 1
     assert cluster.brokers[1].log_end_offset(TP) == 2
     produce = cluster.produce(2, TP, [b"d"])
     cluster.pump()
     assert produce.produce(TP).base_offset == 2
     assert cluster.brokers[2].high_watermark(TP) == 3
-    # The old leader comes back as a follower: truncated to its HW, then catches up.
+    # The old leader comes back as a follower: truncated by its first fetch, then catches up.
     state = PartitionState(2, cluster.epochs[TP], (1, 2), (0, 1, 2))
     assert cluster.brokers[0].become_leader_or_follower({TP: state}) == {TP: Errors.NONE}
-    assert cluster.brokers[0].log_end_offset(TP) == 2
-    cluster.pump()
+    assert cluster.brokers[0].log_end_offset(TP) == 3
     cluster.pump()
     assert cluster.brokers[0].log_end_offset(TP) == 3
     assert cluster.brokers[2].isr(TP) == (1, 2, 0)
