@@ -1,6 +1,6 @@
-"""``python -m sim``: run scenarios, list them and their knobs, benchmark the engine.
+"""``python -m sim``: run scenarios, list them and their knobs, benchmark, sweep on Spark.
 
-argparse (standard library) is enough for four subcommands and keeps the dependency list
+argparse (standard library) is enough for these subcommands and keeps the dependency list
 short. Exit codes: 0 success; 1 the run failed (e.g. the cluster is not wired in yet);
 2 bad usage or a bad scenario, reported as one line on stderr, never a traceback.
 """
@@ -56,12 +56,24 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--events", type=int, default=50_000, help="events per engine round")
     bench.add_argument("--rounds", type=int, default=15, help="engine rounds per variant")
+
+    # Spark commands: parsed by sim.sweep.cli (imported only when used: pyspark is heavy).
+    commands.add_parser("sweep", help="run a study's grid of simulations on Spark", add_help=False)
+    commands.add_parser(
+        "sweep-bench", help="time a sweep on local[2] against local[1]", add_help=False
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in ("sweep", "sweep-bench"):
+        from sim.sweep.cli import sweep_bench_main, sweep_main
+
+        spark_command = sweep_main if arguments[0] == "sweep" else sweep_bench_main
+        return spark_command(arguments[1:])
+    args = _parser().parse_args(arguments)
     try:
         if args.command == "run":
             return _run(args)

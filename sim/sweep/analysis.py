@@ -1,0 +1,168 @@
+"""The analysis job (Spark SQL): per-seed statistics, then per-point means with 95% CIs.
+
+Per run (point, seed), with the run's warmup and duration from its ``run_summary`` row;
+latencies, duplicates and commit failures count messages and requests *sent* at or after the
+warmup, as the simulator's own summary does:
+
+* ``<latency>_<pNN>_ms`` for produce (successful sends only), end-to-end and commit latency,
+  at p50, p90, p99 and p99.9: **exact nearest-rank percentiles** (``percentile_disc``: the
+  smallest observed value with at least that fraction of the observations at or below it),
+  the definition :mod:`sim.output.summary` uses, so a run's numbers match its summary;
+* ``throughput_msg_s``: messages whose processing finished inside ``[warmup, duration]``,
+  per second of that window;
+* ``duplicates``: messages delivered more than once; ``commit_failures``: OffsetCommit
+  responses with an error.
+
+Per point, every statistic is summarised across its seeds as the mean of the per-seed values
+plus or minus the half-width of a Student-t 95% confidence interval for that mean,
+``t(0.975, n - 1) * s / sqrt(n)`` over the ``n`` seeds that have a value (``_ci95`` columns;
+null with fewer than two seeds). So ``commit_p99_ms`` +- ``commit_p99_ms_ci95`` is a CI of the
+expected per-run p99, not of a pooled percentile. Seeds are independent replications.
+
+Outputs: ``OUT/per_seed.{parquet,csv}`` and ``OUT/summary.{parquet,csv}``, single files
+written by the driver (they hold one row per run and per point).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+
+from sim.clients.confidence import t_quantile
+from sim.sweep.errors import SweepError
+from sim.sweep.manifest import Manifest
+from sim.sweep.tables import knob_type
+
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999))
+LATENCIES = (
+    # (name, messages column, which messages count besides those sent before the warmup)
+    ("produce", "produce_latency_us", "m.ack_error = 0"),
+    ("end_to_end", "end_to_end_latency_us", "TRUE"),
+    ("commit", "commit_latency_us", "TRUE"),
+)
+COUNTS = ("throughput_msg_s", "duplicates", "commit_failures")
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "messages": (
+        "sent_us", "ack_error", "processed_us", "duplicate", *(c for _, c, _ in LATENCIES)
+    ),
+    "requests": ("api", "error", "sent_us"),
+    "run_summary": ("run_warmup_us", "run_duration_us"),
+}  # fmt: skip
+"""The columns the analysis reads, per records table."""
+COMMIT_API = "OffsetCommit"
+CONFIDENCE = 0.95
+
+
+def latency_metrics() -> list[str]:
+    """The names of the latency statistics, e.g. ``commit_p99_ms``, in report order."""
+    return [f"{name}_{q}_ms" for name, _, _ in LATENCIES for q, _ in QUANTILES]
+
+
+def metrics() -> list[str]:
+    """Every per-run statistic the analysis computes, in column order."""
+    return [*latency_metrics(), *COUNTS]
+
+
+def _per_seed_sql() -> str:
+    latencies = ",\n".join(
+        f"percentile_disc({fraction}) WITHIN GROUP (ORDER BY CASE WHEN m.sent_us >= w.warmup_us "
+        f"AND {condition} THEN m.{column} END) / 1000.0 AS {name}_{q}_ms"
+        for name, column, condition in LATENCIES
+        for q, fraction in QUANTILES
+    )
+    return f"""
+    WITH message_stats AS (
+      SELECT m.point_id, m.seed,
+        {latencies},
+        count_if(m.processed_us >= w.warmup_us AND m.processed_us <= w.duration_us)
+          / ((w.duration_us - w.warmup_us) / 1e6) AS throughput_msg_s,
+        count_if(m.duplicate AND m.sent_us >= w.warmup_us) AS duplicates
+      FROM messages m JOIN windows w ON m.point_id = w.point_id AND m.seed = w.seed
+      GROUP BY m.point_id, m.seed, w.warmup_us, w.duration_us
+    ),
+    request_stats AS (
+      SELECT r.point_id, r.seed,
+        count_if(r.api = '{COMMIT_API}' AND r.error != 0) AS commit_failures
+      FROM requests r JOIN windows w ON r.point_id = w.point_id AND r.seed = w.seed
+      WHERE r.sent_us >= w.warmup_us
+      GROUP BY r.point_id, r.seed
+    )
+    SELECT w.point_id, w.seed,
+      {", ".join(f"s.{metric}" for metric in latency_metrics())},
+      coalesce(s.throughput_msg_s, 0.0) AS throughput_msg_s,
+      coalesce(s.duplicates, 0) AS duplicates,
+      coalesce(q.commit_failures, 0) AS commit_failures
+    FROM windows w
+    LEFT JOIN message_stats s ON w.point_id = s.point_id AND w.seed = s.seed
+    LEFT JOIN request_stats q ON w.point_id = q.point_id AND w.seed = q.seed
+    """
+
+
+def _summary_sql(max_seeds: int, point_columns: list[str]) -> str:
+    quantiles = [t_quantile(0.5 + CONFIDENCE / 2, df) for df in range(1, max(max_seeds, 2))]
+    t_array = "array(" + ", ".join(f"CAST({t!r} AS DOUBLE)" for t in quantiles) + ")"
+    columns = []
+    for metric in metrics():
+        columns.append(f"avg(s.{metric}) AS {metric}")
+        columns.append(
+            f"CASE WHEN count(s.{metric}) >= 2 THEN "
+            f"element_at({t_array}, CAST(count(s.{metric}) - 1 AS INT)) "
+            f"* stddev_samp(s.{metric}) / sqrt(count(s.{metric})) END AS {metric}_ci95"
+        )
+    keys = ", ".join(f"p.{column}" for column in point_columns)
+    return f"""
+    SELECT {keys}, count(*) AS seeds, {", ".join(columns)}
+    FROM per_seed s JOIN points p ON s.point_id = p.point_id
+    GROUP BY {keys}
+    """
+
+
+def points_table(manifest: Manifest) -> pa.Table:
+    """One row per point: ``point_id`` and the value of every grid knob (by column)."""
+    columns: dict[str, pa.Array] = {
+        "point_id": pa.array(sorted(manifest.points), pa.int32()),
+    }
+    for knob in manifest.knobs:
+        values = [manifest.points[p][knob.name] for p in sorted(manifest.points)]
+        columns[knob.column] = pa.array(values, knob_type(knob.values))
+    return pa.table(columns)
+
+
+def analyse(spark: SparkSession, out_dir: Path) -> tuple[pa.Table, pa.Table]:
+    """Run the analysis on a finished sweep in ``out_dir``; return (per_seed, summary).
+
+    Both are also written to ``out_dir`` (see the module docstring). Raises
+    :class:`SweepError` if ``out_dir`` holds no finished sweep or its records lack a column
+    of :data:`REQUIRED_COLUMNS`.
+    """
+    manifest = Manifest.read(out_dir)
+    for name, needed in REQUIRED_COLUMNS.items():
+        info = manifest.tables.get(name)
+        missing = [c for c in needed if info is None or c not in info.columns]
+        if missing:
+            raise SweepError(
+                f"{out_dir}: the analysis needs column {missing[0]!r} of table {name!r}, which "
+                "this sweep's run function did not produce"
+            )
+    for name in REQUIRED_COLUMNS:
+        path = out_dir / manifest.tables[name].path
+        spark.read.parquet(str(path)).createOrReplaceTempView(name)
+    spark.sql(
+        "SELECT point_id, seed, run_warmup_us AS warmup_us, run_duration_us AS duration_us "
+        "FROM run_summary"
+    ).createOrReplaceTempView("windows")
+    # One pass over the records; the per-point step then runs on the small per-seed table.
+    per_seed = spark.sql(_per_seed_sql()).orderBy("point_id", "seed").toArrow()
+    spark.createDataFrame(per_seed).createOrReplaceTempView("per_seed")
+    spark.createDataFrame(points_table(manifest)).createOrReplaceTempView("points")
+    point_columns = ["point_id", *(knob.column for knob in manifest.knobs)]
+    summary = spark.sql(_summary_sql(len(manifest.seeds), point_columns)).orderBy("point_id")
+    summary_table = summary.toArrow()
+    for stem, table in (("per_seed", per_seed), ("summary", summary_table)):
+        pq.write_table(table, out_dir / f"{stem}.parquet")
+        pyarrow.csv.write_csv(table, str(out_dir / f"{stem}.csv"))
+    return per_seed, summary_table

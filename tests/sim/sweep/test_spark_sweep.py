@@ -1,0 +1,267 @@
+"""The sweep on local Spark: records, Spark task = direct run, analysis against the records.
+
+Most tests read the one sweep the ``finished_sweep`` fixture ran through the command line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from sim.clients.confidence import mean_confidence_interval
+from sim.sweep import session as session_module
+from sim.sweep import simulate
+from sim.sweep.analysis import QUANTILES, analyse, metrics
+from sim.sweep.cli import sweep_bench_main, sweep_main
+from sim.sweep.errors import JavaNotFoundError, SweepError
+from sim.sweep.grid import expand_tasks
+from sim.sweep.java import install_hint
+from sim.sweep.job import run_sweep
+from sim.sweep.manifest import Manifest
+from sim.sweep.progress import run_with_progress
+from sim.sweep.runner import DEFAULT_RUNNER
+from sim.sweep.simulate import scenario_table
+from sim.sweep.study import load_study
+from tests.sim.sweep import fake_world
+from tests.sim.sweep.conftest import TINY_STUDY, FinishedSweep, run_cli
+
+LATENCY_COLUMNS = {
+    "produce": "produce_latency_us",
+    "end_to_end": "end_to_end_latency_us",
+    "commit": "commit_latency_us",
+}
+
+
+def records(out_dir: Path, table: str, point_id: int, seed: int) -> pa.Table:
+    """One run's rows of a records table, as Spark wrote them (row order kept)."""
+    rows = pq.read_table(out_dir / "records" / table / f"point_id={point_id}")
+    return rows.filter(pc.equal(rows.column("seed"), seed))
+
+
+def test_the_command_prints_where_the_report_is(finished_sweep: FinishedSweep) -> None:
+    assert finished_sweep.status == 0, finished_sweep.stderr
+    report = finished_sweep.out_dir / "report.md"
+    assert finished_sweep.stdout.splitlines()[-1] == f"report: {report}"
+    text = report.read_text(encoding="utf-8")
+    assert text.startswith("# Sweep report: tiny")
+    assert text.count("\n| ") >= 2 + 4  # the grid table and one row per point
+    plots = sorted((finished_sweep.out_dir / "plots").glob("*.png"))
+    assert [p.stem for p in plots] == sorted(
+        ["commit_p99_ms", "commit_p50_ms", "end_to_end_p99_ms", "produce_p99_ms",
+         "throughput_msg_s"]
+    )  # fmt: skip
+    for plot in plots:
+        assert plot.read_bytes().startswith(b"\x89PNG\r\n")
+        assert f"(plots/{plot.name})" in text
+    assert "8/8" in finished_sweep.stderr  # the progress bar reached every run
+
+
+def test_records_are_partitioned_by_point_and_carry_the_knob_values(
+    finished_sweep: FinishedSweep,
+) -> None:
+    out = finished_sweep.out_dir
+    manifest = Manifest.read(out)
+    assert sorted(manifest.points) == [0, 1, 2, 3]
+    for name in ("messages", "requests", "run_summary"):
+        folders = sorted(p.name for p in (out / "records" / name).glob("point_id=*"))
+        assert folders == [f"point_id={i}" for i in range(4)]
+        total = 0
+        for point_id, knobs in manifest.points.items():
+            rows = pq.read_table(out / "records" / name / f"point_id={point_id}")
+            total += rows.num_rows
+            assert set(rows.column("seed").to_pylist()) == {1, 2}
+            for knob in manifest.knobs:
+                assert set(rows.column(knob.column).to_pylist()) == {knobs[knob.name]}
+        assert total == manifest.tables[name].rows > 0
+    runs = pq.read_table(out / "per_seed.parquet")
+    assert runs.num_rows == 8
+
+
+def test_a_spark_task_gives_the_same_tables_as_a_direct_run(finished_sweep: FinishedSweep) -> None:
+    study = load_study(TINY_STUDY)
+    table = scenario_table(study.scenario_path)
+    for task in expand_tasks(study):
+        direct = fake_world.run_point(table, dict(task.overrides), task.seed, study.duration_s)
+        for name in ("messages", "requests", "timeseries"):
+            stored = records(finished_sweep.out_dir, name, task.point_id, task.seed)
+            stored = stored.select(direct[name].column_names)
+            assert stored.schema == direct[name].schema
+            assert stored.equals(direct[name]), (name, task)
+        # The summary is one row; all-null columns are stored as float64, so compare values.
+        summary = records(finished_sweep.out_dir, "run_summary", task.point_id, task.seed)
+        row = summary.select(direct["run_summary"].column_names).to_pylist()
+        assert row == direct["run_summary"].to_pylist()
+
+
+def _window(out: Path, point_id: int, seed: int) -> tuple[int, int]:
+    run = records(out, "run_summary", point_id, seed).to_pylist()[0]
+    return int(run["run_warmup_us"]), int(run["run_duration_us"])
+
+
+def _expected_per_seed(out: Path, point_id: int, seed: int) -> dict[str, float]:
+    """The analysis' per-run statistics, recomputed with numpy from the Parquet records."""
+    warmup, duration = _window(out, point_id, seed)
+    messages = records(out, "messages", point_id, seed).to_pylist()
+    requests = records(out, "requests", point_id, seed).to_pylist()
+    measured = [m for m in messages if m["sent_us"] >= warmup]
+    expected: dict[str, float] = {}
+    for name, column in LATENCY_COLUMNS.items():
+        values = np.array(
+            [m[column] for m in measured if m[column] is not None
+             and (name != "produce" or m["ack_error"] == 0)]
+        )  # fmt: skip
+        for label, fraction in QUANTILES:
+            nearest_rank = np.percentile(values, fraction * 100, method="inverted_cdf")
+            expected[f"{name}_{label}_ms"] = float(nearest_rank) / 1000
+    processed = [
+        m for m in messages if m["processed_us"] is not None
+        and warmup <= m["processed_us"] <= duration
+    ]  # fmt: skip
+    expected["throughput_msg_s"] = len(processed) / ((duration - warmup) / 1e6)
+    expected["duplicates"] = sum(1 for m in measured if m["duplicate"])
+    expected["commit_failures"] = sum(
+        1 for r in requests
+        if r["api"] == "OffsetCommit" and r["error"] != 0 and r["sent_us"] >= warmup
+    )  # fmt: skip
+    return expected
+
+
+def test_per_seed_statistics_match_numpy_on_the_records(finished_sweep: FinishedSweep) -> None:
+    out = finished_sweep.out_dir
+    rows = pq.read_table(out / "per_seed.parquet").to_pylist()
+    assert [(r["point_id"], r["seed"]) for r in rows] == [(p, s) for p in range(4) for s in (1, 2)]
+    commit_failures = 0
+    for row in rows:
+        expected = _expected_per_seed(out, row["point_id"], row["seed"])
+        for metric in metrics():
+            assert row[metric] == pytest.approx(expected[metric], rel=1e-12), metric
+        commit_failures += row["commit_failures"]
+        # The same nearest-rank percentiles as the simulator's own run summary.
+        run = records(out, "run_summary", row["point_id"], row["seed"]).to_pylist()[0]
+        for name in LATENCY_COLUMNS:
+            for label, _ in QUANTILES:
+                ours = row[f"{name}_{label}_ms"]
+                assert ours == pytest.approx(run[f"latency_{name}_{label}_ms"], rel=1e-12)
+        assert row["commit_failures"] == run["requests_OffsetCommit_errors"]
+    assert commit_failures > 0
+
+
+def test_summary_is_the_mean_and_t_interval_over_seeds(finished_sweep: FinishedSweep) -> None:
+    out = finished_sweep.out_dir
+    per_seed = pq.read_table(out / "per_seed.parquet").to_pylist()
+    summary = pq.read_table(out / "summary.parquet").to_pylist()
+    csv_header = (out / "summary.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert '"commit_p99_ms","commit_p99_ms_ci95"' in csv_header
+    manifest = Manifest.read(out)
+    assert [row["point_id"] for row in summary] == [0, 1, 2, 3]
+    for row in summary:
+        for knob in manifest.knobs:
+            assert row[knob.column] == manifest.points[row["point_id"]][knob.name]
+        assert row["seeds"] == 2
+        seeds = [r for r in per_seed if r["point_id"] == row["point_id"]]
+        for metric in metrics():
+            interval = mean_confidence_interval([float(r[metric]) for r in seeds])
+            assert row[metric] == pytest.approx(interval.mean, rel=1e-9), metric
+            assert row[f"{metric}_ci95"] == pytest.approx(interval.half_width, rel=1e-9, abs=1e-12)
+
+
+def test_the_analysis_reruns_on_an_old_output_and_needs_a_manifest(
+    spark: SparkSession, finished_sweep: FinishedSweep, tmp_path: Path
+) -> None:
+    _, summary = analyse(spark, finished_sweep.out_dir)
+    assert summary.equals(pq.read_table(finished_sweep.out_dir / "summary.parquet"))
+    with pytest.raises(SweepError, match=r"no sweep\.json"):
+        analyse(spark, tmp_path)
+    manifest = Manifest.read(finished_sweep.out_dir)
+    tables = {name: info for name, info in manifest.tables.items() if name != "run_summary"}
+    attrs.evolve(manifest, tables=tables).write(tmp_path)
+    with pytest.raises(SweepError, match="needs column 'run_warmup_us' of table 'run_summary'"):
+        analyse(spark, tmp_path)
+
+
+def test_progress_bar_follows_the_spark_job(
+    spark: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sc = spark.sparkContext
+    result = run_with_progress(
+        sc,
+        lambda: sc.parallelize(range(6), 3).map(lambda x: x * x).collect(),
+        total=3,
+        description="squares",
+        enabled=True,
+    )
+    assert result == [0, 1, 4, 9, 16, 25]
+    assert "squares: 100%" in capsys.readouterr().err
+
+
+def test_a_broken_run_function_fails_the_sweep_in_one_line(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    runner = "tests.sim.sweep.fake_world:no_messages"
+    argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", runner, "--no-progress"]
+    status, _, stderr = run_cli(sweep_main, argv)
+    assert status == 1
+    assert stderr.count("\n") == 1
+    assert "a simulation failed in a Spark task" in stderr
+    assert "RunnerError" in stderr and "no 'messages' table" in stderr
+
+
+def test_sweep_without_java_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_java() -> Any:
+        raise JavaNotFoundError(install_hint())
+
+    monkeypatch.setattr(session_module, "ensure_java", no_java)
+    argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", fake_world.__name__ + ":run_point"]
+    status, stdout, stderr = run_cli(sweep_main, argv)
+    assert (status, stdout) == (1, "")
+    assert stderr.count("\n") == 1 and "Java 17" in stderr
+
+
+def test_bad_study_and_runner_exit_2_before_spark(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[study]\nscenario = 'default'\nseeds = 0\n[grid]\n'a.b' = [1]\n")
+    status, _, stderr = run_cli(sweep_main, [str(bad)])
+    assert status == 2 and "[study] seeds" in stderr and stderr.count("\n") == 1
+    status, _, stderr = run_cli(sweep_main, [str(TINY_STUDY), "--runner", "nope"])
+    assert status == 2 and "expected MODULE:FUNCTION" in stderr
+
+
+def test_bench_says_clearly_when_the_run_function_cannot_run() -> None:
+    runner = "tests.sim.sweep.fake_world:not_wired"
+    status, stdout, stderr = run_cli(sweep_bench_main, ["--json", "--runner", runner])
+    assert (status, stdout) == (1, "")
+    assert stderr.count("\n") == 1
+    assert "cannot run yet (ClusterNotWiredError" in stderr and "nothing measured" in stderr
+
+
+def test_the_real_simulator_gives_the_same_tables_in_a_spark_task(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    study_file = tmp_path / "real.toml"
+    study_file.write_text(
+        "[study]\nscenario = 'default'\nseeds = 1\nduration_s = 0.5\n"
+        "[set]\n'producers.rate' = 200.0\n'simulation.warmup' = '100ms'\n"
+        "[grid]\n'burrow.num_workers' = [2]\n",
+        encoding="utf-8",
+    )
+    study = load_study(study_file)
+    out = tmp_path / "out"
+    run_sweep(spark, study, out, simulate.run_point, runner_name=DEFAULT_RUNNER, progress=False)
+    task = expand_tasks(study)[0]
+    direct = simulate.run_point(
+        scenario_table(study.scenario_path), dict(task.overrides), task.seed, study.duration_s
+    )
+    assert direct["messages"].num_rows > 0 and direct["requests"].num_rows > 0
+    for name in ("messages", "requests", "timeseries"):
+        stored = records(out, name, task.point_id, task.seed).select(direct[name].column_names)
+        assert stored.equals(direct[name]), name
