@@ -1,5 +1,9 @@
 """Benchmarks: the engine against a bare heapq loop, and whole-scenario throughput.
 
+Scenario throughput: the default scenario (the real brokers, clients and network) run for
+2, 4 and 8 simulated seconds; messages and events per wall second and per CPU second, CPU
+per message, and how linear the cost is in the simulated duration.
+
 Engine overhead: the same callbacks (``processes`` concurrent self-rescheduling processes,
 delays from a fixed table) run on :class:`sim.engine.Simulator`, on a bare heapq loop (a
 ``(time, seq, callback)`` heap and nothing else: no Event objects, no cancellation, no
@@ -15,13 +19,23 @@ import gc
 import itertools
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
+from typing import TYPE_CHECKING
 
 from purgatory import TimingWheel
 from sim.engine import Simulator
 
-__all__ = ["HeapqLoop", "WheelLoop", "engine_overhead", "scenario_throughput"]
+if TYPE_CHECKING:
+    from sim.scenario import Scenario
+
+__all__ = [
+    "BENCH_DURATIONS_S",
+    "HeapqLoop",
+    "WheelLoop",
+    "engine_overhead",
+    "scenario_throughput",
+]
 
 
 CallLater = Callable[[int, Callable[[], object]], object]
@@ -150,17 +164,53 @@ def engine_overhead(
     return result
 
 
-def scenario_throughput(source: str | None = None) -> dict[str, float]:
-    """Messages and events per wall second of one run of a scenario (default: ``default``).
+BENCH_DURATIONS_S: tuple[int, ...] = (2, 4, 8)
+"""Simulated durations of the scenario benchmark: the cost must grow linearly with them."""
 
-    Raises whatever the run raises (ClusterNotWiredError until the cluster is wired in).
+
+def scenario_throughput(
+    scenario: Scenario | None = None, durations_s: Sequence[int] = BENCH_DURATIONS_S
+) -> dict[str, float]:
+    """Simulate ``scenario`` (default: the bundled ``default``) for each of ``durations_s``
+    simulated seconds (warmup: a quarter of it) and measure the host's effort.
+
+    Returns, for the longest run, ``messages_per_wall_s`` and ``events_per_wall_s`` (the
+    end-to-end rates: produce, replicate, consume, process, commit) and the same per second
+    of process CPU time (``*_per_cpu_s``, which a busy machine does not distort); per
+    duration ``d``, ``cpu_us_per_message_<d>s``; and ``linearity``: CPU per simulated second
+    of the longest run over that of the shortest (1.0: cost exactly linear in the simulated
+    duration). Raises ValueError for an empty or non-positive ``durations_s``; raises
+    whatever a run raises.
     """
     from sim.runner import run_scenario
-    from sim.scenario import load_scenario
+    from sim.scenario import load_scenario, with_overrides
 
-    result = run_scenario(load_scenario(source))
-    seconds = result.wall_seconds
+    if not durations_s or min(durations_s) <= 0:
+        raise ValueError(f"durations_s must be positive seconds, got {list(durations_s)!r}")
+    base = load_scenario() if scenario is None else scenario
+    results: dict[str, float] = {}
+    cpu_per_simulated_s: dict[int, float] = {}
+    for seconds in sorted(durations_s):
+        duration_us = seconds * 1_000_000
+        run = with_overrides(
+            base,
+            [("simulation.warmup", duration_us // 4), ("simulation.duration", duration_us)],
+        )
+        cpu = time.process_time()
+        result = run_scenario(run)
+        cpu = time.process_time() - cpu
+        messages = result.messages.num_rows
+        events = result.summary["run"]["events_processed"]
+        results[f"cpu_us_per_message_{seconds}s"] = round(cpu / max(messages, 1) * 1e6, 1)
+        cpu_per_simulated_s[seconds] = cpu / seconds
+        longest = (messages, events, result.wall_seconds, cpu)
+    messages, events, wall, cpu = longest
+    shortest, last = min(cpu_per_simulated_s), max(cpu_per_simulated_s)
     return {
-        "messages_per_wall_s": round(result.messages.num_rows / seconds),
-        "events_per_wall_s": round(result.summary["run"]["events_processed"] / seconds),
+        "messages_per_wall_s": round(messages / wall),
+        "events_per_wall_s": round(events / wall),
+        "messages_per_cpu_s": round(messages / cpu),
+        "events_per_cpu_s": round(events / cpu),
+        **results,
+        "linearity": round(cpu_per_simulated_s[last] / cpu_per_simulated_s[shortest], 3),
     }

@@ -17,6 +17,7 @@ from tqdm import tqdm
 from sim.engine import Simulator, every
 from sim.output import MetricsRecorder, RunResult, summarize
 from sim.scenario import Scenario
+from sim.world import World
 
 __all__ = ["ClusterNotWiredError", "WorldBuilder", "build_cluster", "run_scenario"]
 
@@ -31,21 +32,12 @@ class ClusterNotWiredError(RuntimeError):
     """The broker cluster is not plugged into the simulator yet (see :func:`build_cluster`)."""
 
 
-def build_cluster(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) -> None:
-    """Build the simulated Kafka cluster of ``scenario`` on ``sim``: the plug point.
-
-    To do here: a :class:`sim.network.Network` (nodes ``broker-<id>`` and the clients), one
-    :class:`sim.request_handling.RequestHandlerPool` per broker feeding the broker's
-    KafkaApis (from ``sim.harness``), topics and ``__consumer_offsets``, the clients of
-    ``sim.clients``, the faults (``Network.add_latency_spike``, broker crashes), and probes
-    for purgatory sizes and replica lag (``recorder.add_probe``).
-
-    Raises ClusterNotWiredError until the harness and clients are wired in.
-    """
-    raise ClusterNotWiredError(
-        "the broker cluster is not wired into the simulator yet: sim.runner.build_cluster "
-        "is where sim.harness and sim.clients plug in"
-    )
+def build_cluster(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) -> World:
+    """Build the simulated Kafka cluster of ``scenario`` on ``sim`` (a :class:`sim.world.World`):
+    the network, the brokers running the real broker code behind their request handler pools,
+    the controller, the topics and ``__consumer_offsets``, the clients, the faults and the
+    probes of purgatory sizes and replica lag, reporting to ``recorder``."""
+    return World(sim, scenario, recorder)
 
 
 def run_scenario(

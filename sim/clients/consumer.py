@@ -83,9 +83,14 @@ from sim.engine import Event, Repeating, Scheduler, every
 __all__ = ["CommitCallback", "Consumer", "ConsumerRecord"]
 
 _US_PER_MS = 1000
-_COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
+# A broken connection (NETWORK_EXCEPTION) makes Kafka's client look up the leader or the
+# coordinator again: the broker may be gone and its partitions led elsewhere.
+_COORDINATOR_ERRORS = frozenset(
+    {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NETWORK_EXCEPTION}
+)
 _METADATA_ERRORS = frozenset(
     {
+        Errors.NETWORK_EXCEPTION,
         Errors.NOT_LEADER_OR_FOLLOWER,
         Errors.LEADER_NOT_AVAILABLE,
         Errors.UNKNOWN_TOPIC_OR_PARTITION,
@@ -147,6 +152,7 @@ class Consumer:
         self._fetch_offsets: dict[TopicPartition, int] = {}  # next offset to fetch
         self._committed: dict[TopicPartition, int] = {}  # last successfully committed
         self._fetching: set[int] = set()  # brokers with a fetch in flight
+        self._fetch_backoff: dict[int, int] = {}  # broker -> no fetch to it before this time
         self._held: list[ConsumerRecord] = []  # fetched, not yet polled by the application
         self._app_queue: deque[ConsumerRecord] = deque()  # polled, not yet processed
         self._app_busy = False
@@ -341,6 +347,7 @@ class Consumer:
     def _maybe_fetch(self) -> None:
         if self.stopped or self._paused or self._delivery_blocks or self._held:
             return
+        now = self._scheduler.now
         by_leader: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
         leaderless = False
         for tp in self._assigned:
@@ -350,7 +357,7 @@ class Consumer:
             leader = self._metadata.leader_for(tp)
             if leader is None:
                 leaderless = True
-            elif leader not in self._fetching:
+            elif leader not in self._fetching and self._fetch_backoff.get(leader, 0) <= now:
                 info = PartitionFetchInfo(offset, self.config.max_partition_fetch_bytes)
                 by_leader.setdefault(leader, {})[tp] = info
         if leaderless:
@@ -408,6 +415,10 @@ class Consumer:
             self._deliver(records)
         if reset:
             self._reset_offsets(reset)
+        if refresh or backoff:  # no fetch to this broker until the back-off is over
+            self._fetch_backoff[leader] = (
+                self._scheduler.now + self.config.retry_backoff_ms * _US_PER_MS
+            )
         if refresh:
             self._after_refresh(self._maybe_fetch)
         elif backoff:

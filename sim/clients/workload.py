@@ -66,7 +66,7 @@ class ProducerWorkload:
         metadata=doc("'poisson' (exponential gaps) or 'constant' (fixed gaps)"),
     )
     message_size: Distribution = attrs.field(
-        factory=lambda: Constant(value=1024), metadata=doc("record value size in bytes")
+        factory=lambda: Constant(value=1024), metadata=doc("record value size", unit="bytes")
     )
     key_space: int = attrs.field(
         default=0,

@@ -21,13 +21,16 @@ from sim.scenario.files import (
 from sim.scenario.schema import (
     BrokerFailure,
     ClusterConfig,
+    ConsumerCrash,
     Fault,
+    FollowerStall,
     LatencySpike,
     NetworkConfig,
     Scenario,
     SimulationConfig,
     TopicConfig,
     check_scenario,
+    consumer_ids,
 )
 
 __all__ = [
@@ -35,10 +38,12 @@ __all__ = [
     "BurrowSection",
     "ClusterConfig",
     "Constant",
+    "ConsumerCrash",
     "ConsumerSection",
     "Distribution",
     "Exponential",
     "Fault",
+    "FollowerStall",
     "LatencySpike",
     "Lognormal",
     "NetworkConfig",
@@ -51,6 +56,7 @@ __all__ = [
     "Uniform",
     "bundled_scenarios",
     "check_scenario",
+    "consumer_ids",
     "load_scenario",
     "resolve_source",
     "with_overrides",

@@ -13,6 +13,7 @@ spells them) and the clients' ids.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import attrs
@@ -28,13 +29,16 @@ from sim.scenario.units import format_duration
 __all__ = [
     "BrokerFailure",
     "ClusterConfig",
+    "ConsumerCrash",
     "Fault",
+    "FollowerStall",
     "LatencySpike",
     "NetworkConfig",
     "Scenario",
     "SimulationConfig",
     "TopicConfig",
     "check_scenario",
+    "consumer_ids",
 ]
 
 
@@ -103,6 +107,9 @@ class NetworkConfig:
     )
 
 
+_optional_positive = attrs.validators.optional(at_least(1))
+
+
 def _topic_name(_instance: object, _attribute: object, value: str) -> None:
     if not value or value.startswith("__"):
         raise ValueError(f"must be a non-empty name not starting with '__', got {value!r}")
@@ -142,7 +149,13 @@ class LatencySpike:
 
 @attrs.frozen(kw_only=True)
 class BrokerFailure:
-    """A fault: broker ``broker`` crashes at ``at`` and restarts after ``duration`` (if set)."""
+    """A fault: broker ``broker`` crashes at ``at`` and restarts after ``duration`` (if set).
+
+    Its connections break and its requests are lost; the controller moves the leadership of
+    its partitions to live ISR members. ``log = "lost"`` restarts it with empty logs (a lost
+    disk): it re-replicates everything from the leaders; a partition whose only in-sync
+    replica it was comes back empty (its data is lost, as in Kafka).
+    """
 
     type: Literal["broker_failure"] = "broker_failure"
     broker: int = attrs.field(validator=at_least(0), metadata=doc("broker id"))
@@ -150,11 +163,56 @@ class BrokerFailure:
         validator=at_least(0), metadata=doc("crash time (virtual time)", unit="us")
     )
     duration: int | None = attrs.field(
-        default=None, metadata=doc("downtime; absent: the broker stays down", unit="us")
+        default=None,
+        validator=_optional_positive,
+        metadata=doc("downtime; absent: the broker stays down", unit="us"),
+    )
+    log: Literal["kept", "lost"] = attrs.field(
+        default="kept", metadata=doc("whether the broker's logs survive the crash")
     )
 
 
-Fault = LatencySpike | BrokerFailure
+@attrs.frozen(kw_only=True)
+class FollowerStall:
+    """A fault: broker ``broker``'s replica fetchers send no fetch during the window.
+
+    The broker keeps leading and serving, but as a follower it falls behind: the leaders'
+    high watermarks (so acks=all produces and offset commits) wait for it until it has lagged
+    for replica.lag.time.max.ms and the ISR shrinks; once it fetches again and catches up, the
+    ISR expands.
+    """
+
+    type: Literal["follower_stall"] = "follower_stall"
+    broker: int = attrs.field(validator=at_least(0), metadata=doc("broker id"))
+    at: int = attrs.field(validator=at_least(0), metadata=doc("start (virtual time)", unit="us"))
+    duration: int | None = attrs.field(
+        default=None,
+        validator=_optional_positive,
+        metadata=doc("length of the stall; absent: until the end", unit="us"),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ConsumerCrash:
+    """A fault: consumer ``consumer`` is killed at ``at`` (no final commit) and, after
+    ``duration`` if set, a new instance starts from the group's committed offsets.
+
+    ``consumer`` is a client id: ``burrow`` or ``consumer-<i>`` (the i-th ``[[consumers]]``).
+    """
+
+    type: Literal["consumer_crash"] = "consumer_crash"
+    consumer: str = attrs.field(default="burrow", metadata=doc("client id of the consumer"))
+    at: int = attrs.field(
+        validator=at_least(0), metadata=doc("crash time (virtual time)", unit="us")
+    )
+    duration: int | None = attrs.field(
+        default=None,
+        validator=_optional_positive,
+        metadata=doc("downtime; absent: it stays down", unit="us"),
+    )
+
+
+Fault = LatencySpike | BrokerFailure | FollowerStall | ConsumerCrash
 """Any fault; ``[[faults]]`` entries pick one with the ``type`` key."""
 
 
@@ -221,13 +279,48 @@ def check_scenario(scenario: Scenario) -> Scenario:
             _check_topic(f"consumers[{i}].topics[{j}]", name, topics)
     if scenario.burrow is not None:
         _check_topic("burrow.topic", scenario.burrow.topic, topics)
-    for i, fault in enumerate(scenario.faults):
-        if isinstance(fault, BrokerFailure) and fault.broker >= brokers:
-            raise ScenarioError(
-                f"faults[{i}].broker",
-                f"no such broker: ids are 0..{brokers - 1}, got {fault.broker}",
-            )
+    _check_faults(scenario)
     return scenario
+
+
+def consumer_ids(scenario: Scenario) -> list[str]:
+    """Client ids of the scenario's consumers: ``consumer-<i>``, then ``burrow`` if present."""
+    ids = [f"consumer-{i}" for i in range(len(scenario.consumers))]
+    return ids + (["burrow"] if scenario.burrow is not None else [])
+
+
+def _check_faults(scenario: Scenario) -> None:
+    """Fault targets exist, and faults of one kind on one target do not overlap in time."""
+    brokers = scenario.cluster.brokers
+    consumers = consumer_ids(scenario)
+    windows: dict[tuple[str, str], list[tuple[int, float, int]]] = {}
+    for i, fault in enumerate(scenario.faults):
+        if isinstance(fault, LatencySpike):
+            continue
+        if isinstance(fault, ConsumerCrash):
+            target = fault.consumer
+            if target not in consumers:
+                known = ", ".join(consumers) or "none"
+                raise ScenarioError(
+                    f"faults[{i}].consumer", f"no such consumer {target!r} (consumers: {known})"
+                )
+        else:
+            target = str(fault.broker)
+            if fault.broker >= brokers:
+                raise ScenarioError(
+                    f"faults[{i}].broker",
+                    f"no such broker: ids are 0..{brokers - 1}, got {fault.broker}",
+                )
+        end = math.inf if fault.duration is None else fault.at + fault.duration
+        previous = windows.setdefault((fault.type, target), [])
+        for at, until, j in previous:
+            if at < end and fault.at < until:
+                raise ScenarioError(
+                    f"faults[{i}].at",
+                    f"overlaps faults[{j}] ({fault.type} of {target} from "
+                    f"{format_duration(at, 'us')}): one {fault.type} at a time per target",
+                )
+        previous.append((fault.at, end, i))
 
 
 def _check_topic(field: str, name: str, topics: set[str]) -> None:

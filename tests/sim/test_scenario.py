@@ -209,7 +209,7 @@ request_local_time = { distribution = "uniform", low = "10us", high = "0.1ms" }
         (
             MINIMAL + '[[faults]]\ntype = "meteor"\n',
             "scenario error: faults[0].type: expected one of "
-            '"latency_spike", "broker_failure", got "meteor"',
+            '"latency_spike", "broker_failure", "follower_stall", "consumer_crash", got "meteor"',
         ),
         (
             MINIMAL + '[simulation]\nwarmup = "2m"\n',

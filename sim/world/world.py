@@ -1,0 +1,133 @@
+"""The simulated world of one run: network, brokers, controller, clients and faults.
+
+:class:`World` builds, on a :class:`~sim.engine.Simulator`, everything a scenario describes
+and wires the real broker code into the simulator's time:
+
+* a :class:`~sim.network.Network` with a node per broker (``broker-<id>``), one for the
+  controller (``controller``, linked like a broker) and one per client;
+* the harness :class:`~sim.harness.Cluster` (real ``KafkaApis`` / ``ReplicaManager`` /
+  ``OffsetManager`` per broker, the minimal controller) over a
+  :class:`~sim.world.transport.SimTransport`: network latency both ways and a request handler
+  pool per broker. The cluster is set up instantly at time 0 (``__consumer_offsets`` and the
+  scenario's topics created, leaders spread round-robin, metadata propagated), then goes live;
+* :class:`~sim.world.timers.BrokerTimers`: the brokers' millisecond clock and wake-ups at
+  their purgatory / ISR-check / fetch back-off deadlines;
+* the clients of the scenario (:func:`~sim.world.clients.start_clients`), reporting to the
+  run's recorder; probes of purgatory sizes and replica lag; the faults.
+
+Nothing of the broker's behaviour is re-implemented here: the world only carries messages and
+time.
+"""
+
+from __future__ import annotations
+
+from apis.config import KafkaConfig
+from coordinator.config import OFFSETS_TOPIC
+from sim.clients import MetricsAdapter
+from sim.engine import Simulator
+from sim.harness import BrokerNode, Cluster, broker_node_name
+from sim.network import Network
+from sim.output import MetricsRecorder
+from sim.scenario import Scenario
+from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
+from sim.world.faults import schedule_faults
+from sim.world.probes import register_probes
+from sim.world.timers import BrokerTimers
+from sim.world.transport import SimTransport
+
+__all__ = ["CONTROLLER_NODE", "World"]
+
+CONTROLLER_NODE = "controller"
+"""The controller's node name (the harness sends its requests from ``"controller"``)."""
+
+
+class World:
+    """Everything ``scenario`` simulates, built on ``sim`` and reporting to ``recorder``.
+
+    Raises whatever the harness raises for an impossible cluster (the scenario loader has
+    already checked topics, replication factors and fault targets).
+    """
+
+    def __init__(self, sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) -> None:
+        self.sim = sim
+        self.scenario = scenario
+        broker_ids = list(range(scenario.cluster.brokers))
+        self.network = Network(sim, scenario.network)
+        for broker_id in broker_ids:
+            self.network.add_node(broker_node_name(broker_id), "broker")
+        self.network.add_node(CONTROLLER_NODE, "broker")
+        self.transport = SimTransport(sim, self.network, recorder, scenario.cluster, broker_ids)
+        config = KafkaConfig(broker=scenario.cluster.broker, offsets=scenario.offsets)
+        self.cluster = Cluster(
+            broker_ids, config=config, transport=self.transport, create_offsets_topic=False
+        )
+        self._create_topics(scenario)
+        self.timers = BrokerTimers(sim, self.cluster)
+        self.transport.go_live(self.timers)
+        self.timers.arm_all()
+        register_probes(recorder, self.cluster, self.transport.pools)
+        self.producers: list[ProducerClient]
+        self.consumers: dict[str, ConsumerSlot]
+        self.producers, self.consumers = start_clients(
+            sim, self.network, self.transport, broker_ids, MetricsAdapter(recorder), scenario
+        )
+        schedule_faults(self, scenario.faults)
+
+    def _create_topics(self, scenario: Scenario) -> None:
+        """``__consumer_offsets`` (its replication factor capped at the broker count, as the
+        harness does) and the scenario's topics, with the followers' fetchers held back
+        until every partition exists: otherwise a fetch built before the last topic is
+        created would long-poll without that topic's partitions, and the first acks=all
+        produces would wait replica.fetch.wait.max.ms for their followers."""
+        cluster = self.cluster
+        offsets = scenario.offsets
+        topics = [
+            (OFFSETS_TOPIC, offsets.offsets_topic_num_partitions,
+             min(offsets.offsets_topic_replication_factor, len(cluster.brokers))),
+            *((t.name, t.partitions, t.replication_factor) for t in scenario.topics),
+        ]  # fmt: skip
+        for broker_id in cluster.brokers:
+            cluster.pause_fetchers(broker_id)
+        for name, partitions, replication_factor in topics:
+            cluster.create_topic(name, partitions, replication_factor)
+        for broker_id in cluster.brokers:
+            cluster.resume_fetchers(broker_id)
+
+    # -- faults -------------------------------------------------------------------------------
+
+    def crash_broker(self, broker_id: int) -> None:
+        """Broker ``broker_id`` crashes: its links break (messages in flight are lost), the
+        requests in its queue are dropped, what it was answering is answered
+        NETWORK_EXCEPTION, and the controller moves its leaderships to live ISR members."""
+        self.timers.sync_clock()
+        self.network.disconnect(broker_node_name(broker_id))
+        self.transport.drop_requests(broker_id)
+        self.cluster.stop_broker(broker_id)
+        self.timers.arm_all()
+
+    def restart_broker(self, broker_id: int, *, lose_log: bool = False) -> None:
+        """Broker ``broker_id`` comes back, with the logs it had or (``lose_log``) with none:
+        then it restarts as a fresh broker that re-replicates everything from the leaders."""
+        self.timers.sync_clock()
+        if lose_log:
+            # The harness restarts a broker with its state; a lost disk is a new, empty
+            # broker under the same id (see /work/notes/REQUESTS_TO_HARNESS.md).
+            old = self.cluster.brokers[broker_id]
+            fresh = BrokerNode(broker_id, self.cluster.config, self.cluster.clock)
+            fresh.stop()
+            fresh.fetchers_paused = old.fetchers_paused  # a follower stall still in force
+            self.cluster.brokers[broker_id] = fresh
+        self.network.reconnect(broker_node_name(broker_id))
+        self.cluster.restart_broker(broker_id)
+        self.timers.arm_all()
+
+    def stall_follower(self, broker_id: int) -> None:
+        """Broker ``broker_id``'s replica fetchers stop sending fetches."""
+        self.timers.sync_clock()
+        self.cluster.pause_fetchers(broker_id)
+
+    def resume_follower(self, broker_id: int) -> None:
+        """Broker ``broker_id``'s replica fetchers fetch again."""
+        self.timers.sync_clock()
+        self.cluster.resume_fetchers(broker_id)
+        self.timers.arm(broker_id)

@@ -1,0 +1,23 @@
+"""The scenario half of ``python -m sim bench``: runs the real world at several durations."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.bench import scenario_throughput
+from tests.sim.world_scenarios import small_scenario
+
+
+def test_scenario_throughput_runs_each_duration_and_reports_rates() -> None:
+    report = scenario_throughput(small_scenario(), durations_s=(2, 1))
+    assert set(report) == {
+        "messages_per_wall_s", "events_per_wall_s", "messages_per_cpu_s", "events_per_cpu_s",
+        "cpu_us_per_message_1s", "cpu_us_per_message_2s", "linearity",
+    }  # fmt: skip
+    assert all(value > 0 for value in report.values())
+
+
+@pytest.mark.parametrize("durations", [(), (2, 0)])
+def test_scenario_throughput_needs_positive_durations(durations: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match="durations_s must be positive seconds"):
+        scenario_throughput(small_scenario(), durations_s=durations)
