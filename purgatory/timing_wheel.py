@@ -182,10 +182,11 @@ class TimingWheel:
         A deadline at or before the current time fires on the next :meth:`advance`.
         """
         # The hottest path of the wheel: the task is allocated without running __init__ (a
-        # Python call less); _insert sets the TimerTask fields, here the callback is set.
+        # Python call less); its fields are set here and by add().
         task = _new_task(_CallbackTask)
+        task._slot = None
         task.callback = callback
-        self._insert(task, deadline)
+        self.add(task, deadline)
         return task
 
     def add(self, task: TimerTask, deadline: int) -> None:
@@ -199,10 +200,6 @@ class TimingWheel:
                 f"{task!r} is already scheduled (deadline {task.deadline}); "
                 "cancel it first or use reschedule()"
             )
-        self._insert(task, deadline)
-
-    def _insert(self, task: TimerTask, deadline: int) -> None:
-        """:meth:`add` for a task known not to be scheduled; sets its deadline and slot."""
         if type(deadline) is not int:
             _check_time("deadline", deadline)
         task.deadline = deadline

@@ -1,0 +1,137 @@
+"""Command line: ``python -m purgatory.bench {timer,purgatory} [options] [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from purgatory.bench import report
+from purgatory.bench.errors import BenchArgumentError
+from purgatory.bench.purgatory_workload import WorkloadConfig, run_purgatory_bench
+from purgatory.bench.timer import STRUCTURES, run_timer_bench
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(part.replace("_", "")) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers such as 10000,100000, got {text!r}"
+        ) from None
+    return values
+
+
+def _name_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m purgatory.bench",
+        description="Benchmarks of the purgatory library against naive baselines.",
+    )
+    commands = parser.add_subparsers(dest="bench", required=True)
+
+    defaults_shown = argparse.ArgumentDefaultsHelpFormatter
+    timer = commands.add_parser(
+        "timer", help="timing wheel vs heapq vs SortedList", formatter_class=defaults_shown
+    )
+    timer.add_argument(
+        "--live",
+        type=_int_list,
+        default=[10_000, 100_000, 1_000_000],
+        help="steady-state live timers, comma-separated",
+    )
+    timer.add_argument(
+        "--structures",
+        type=_name_list,
+        default=list(STRUCTURES),
+        help=f"comma-separated subset of {','.join(STRUCTURES)}",
+    )
+    timer.add_argument("--per-tick", type=int, default=100, help="timers scheduled per tick")
+    timer.add_argument("--repeat", type=int, default=3, help="measurement windows (median)")
+    timer.add_argument(
+        "--window-timers",
+        type=int,
+        default=None,
+        help="timers per measurement window (None: max(live, 200000))",
+    )
+    timer.add_argument("--seed", type=int, default=1, help="seed of the timer stream")
+    timer.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
+
+    work = commands.add_parser(
+        "purgatory", help="Kafka's purgatory performance test", formatter_class=defaults_shown
+    )
+    defaults = WorkloadConfig()
+    work.add_argument("--num", type=int, default=defaults.num, help="number of requests")
+    work.add_argument("--rate", type=float, default=defaults.rate, help="requests per second")
+    work.add_argument("--keys", type=int, default=defaults.keys, help="keys per request")
+    work.add_argument(
+        "--key-space-size", type=int, default=defaults.key_space_size, help="keys to draw from"
+    )
+    work.add_argument("--timeout", type=int, default=defaults.timeout, help="ms")
+    work.add_argument("--pct50", type=float, default=defaults.pct50, help="median latency, ms")
+    work.add_argument("--pct75", type=float, default=defaults.pct75, help="75th pct latency, ms")
+    work.add_argument(
+        "--purge-interval", type=int, default=defaults.purge_interval, help="the purgatory's"
+    )
+    work.add_argument("--seed", type=int, default=defaults.seed, help="seed of the requests")
+    work.add_argument("--repeat", type=int, default=1, help="timed replays per implementation")
+    work.add_argument("--no-memory", action="store_true", help="skip the tracemalloc replays")
+
+    for sub in (timer, work):
+        sub.add_argument("--json", action="store_true", help="one JSON object per line")
+        sub.add_argument("--check", action="store_true", help="exit 1 if a target is not met")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.bench == "timer":
+            timer_results = run_timer_bench(
+                args.live,
+                names=args.structures,
+                per_tick=args.per_tick,
+                repeat_windows=args.repeat,
+                window_timers=args.window_timers,
+                seed=args.seed,
+                memory=not args.no_memory,
+            )
+            targets = report.timer_targets(timer_results)
+            if args.json:
+                lines = report.timer_json_lines(timer_results, targets)
+            else:
+                lines = [report.timer_table(timer_results, targets)]
+        else:
+            config = WorkloadConfig(
+                num=args.num,
+                rate=args.rate,
+                keys=args.keys,
+                key_space_size=args.key_space_size,
+                timeout=args.timeout,
+                pct50=args.pct50,
+                pct75=args.pct75,
+                purge_interval=args.purge_interval,
+                seed=args.seed,
+            )
+            work_results = run_purgatory_bench(
+                config, repeat=args.repeat, memory=not args.no_memory
+            )
+            targets = report.purgatory_targets(config, work_results)
+            if args.json:
+                lines = report.purgatory_json_lines(work_results, targets)
+            else:
+                lines = [report.purgatory_table(work_results, targets)]
+    except BenchArgumentError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print("\n".join(lines), flush=True)
+    if args.check and not all(target.met for target in targets):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
