@@ -1,8 +1,9 @@
-"""Command line: ``python -m purgatory.bench {timer,purgatory} [options] [--json]``."""
+"""Command line: ``python -m purgatory.bench {timer,purgatory,reaper} [options] [--json]``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 
@@ -10,6 +11,7 @@ from purgatory.bench import report
 from purgatory.bench.errors import BenchArgumentError
 from purgatory.bench.purgatory_workload import WorkloadConfig, run_purgatory_bench
 from purgatory.bench.timer import STRUCTURES, run_timer_bench
+from purgatory.reaper_lateness import measure_lateness
 
 
 def _int_list(text: str) -> list[int]:
@@ -83,12 +85,43 @@ def _parser() -> argparse.ArgumentParser:
     for sub in (timer, work):
         sub.add_argument("--json", action="store_true", help="one JSON object per line")
         sub.add_argument("--check", action="store_true", help="exit 1 if a target is not met")
+
+    reaper = commands.add_parser(
+        "reaper",
+        help="real-time expiry lateness of the trio reaper vs one trio task per operation",
+        formatter_class=defaults_shown,
+    )
+    reaper.add_argument("--num", type=int, default=10_000, help="outstanding operations")
+    reaper.add_argument("--seed", type=int, default=0, help="seed of the timeouts")
+    reaper.add_argument("--json", action="store_true", help="one JSON object")
     return parser
+
+
+def _reaper(args: argparse.Namespace) -> list[str]:
+    """Lateness percentiles (ms) of real-time expiry; takes about two seconds."""
+    try:
+        lateness = measure_lateness(args.num, seed=args.seed)
+    except ValueError as error:
+        raise BenchArgumentError(str(error)) from None
+    if args.json:
+        return [json.dumps({"bench": "reaper", **lateness})]
+    rows = ["             count   p50_ms   p90_ms   p99_ms  p99.9_ms   max_ms"]
+    for label, prefix in (("reaper", ""), ("task per op", "baseline_")):
+        values = [lateness[f"{prefix}{key}_ms"] for key in ("p50", "p90", "p99", "p99_9", "max")]
+        rows.append(
+            f"{label:>11}  {int(lateness[f'{prefix}count']):6d}"
+            + "".join(f" {value:8.2f}" for value in values)
+        )
+    rows.append("lateness: actual expiry time minus deadline, in real time (ms)")
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.bench == "reaper":
+            print("\n".join(_reaper(args)), flush=True)
+            return 0
         if args.bench == "timer":
             timer_results = run_timer_bench(
                 args.live,
