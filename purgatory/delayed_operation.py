@@ -33,7 +33,9 @@ class DelayedOperation(TimerTask):
     fixed when the purgatory starts watching the operation.
     """
 
-    __slots__ = ("_cancelled", "_done", "_expired", "_watched", "timeout")
+    __slots__ = ("_cancelled", "_done", "_expired", "_watch_order", "_watched", "timeout")
+
+    _watch_order: int  # set by the purgatory when it watches the operation
 
     def __init__(self, timeout: int) -> None:
         # TimerTask's fields, set here rather than by super().__init__(): every request creates

@@ -6,11 +6,15 @@ operation also sits in the purgatory's :class:`~purgatory.TimingWheel` until it 
 its deadline passes; :meth:`~DelayedOperationPurgatory.advance_clock` (called by a reaper or a
 simulator) expires the operations that are due.
 
-A completed operation is removed from the watch list that completed it, but lingers in its
-other keys' lists until they are checked or purged. Purging (walking every list and dropping
-completed operations) runs when the number of operations completed since the last purge
-exceeds ``purge_interval``: that bounds the lingering entries without paying O(keys) per
-completion (Kafka's remedy for the unbounded growth of KAFKA-664).
+Watch lists are kept per *group*: the operations submitted with the same keys share one list,
+indexed under each of those keys (:class:`~purgatory.watch_group.WatchGroup`), so watching costs
+one append whatever the number of keys, and ``watched`` still counts one entry per (operation,
+key). A completed operation leaves every list of its group when a check of any of its keys
+walks that group (Kafka removes it from the checked key's list only); otherwise it lingers
+until a check or a purge. Purging (walking every group and dropping completed operations) runs
+when the number of operations completed since the last purge exceeds ``purge_interval``: that
+bounds the lingering entries without paying O(keys) per completion (Kafka's remedy for the
+unbounded growth of KAFKA-664).
 
 Re-entrancy: ``on_complete``/``on_expiration`` may call ``check_and_complete`` or
 ``try_complete_else_watch`` on this or any other purgatory. Watch lists are compacted, and the
@@ -28,7 +32,6 @@ operations; it cancels them and returns them so their owner can answer them if i
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
@@ -40,12 +43,12 @@ from purgatory.errors import (
     PurgatoryShutdownError,
 )
 from purgatory.timing_wheel import TimingWheel
+from purgatory.watch_group import WatchGroup
 
 __all__ = ["DelayedOperationPurgatory"]
 
 Op = TypeVar("Op", bound=DelayedOperation)
 
-_PLAIN_KEY_TYPES = (tuple, list)
 _SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than with str | bytes
 
 
@@ -77,7 +80,10 @@ class DelayedOperationPurgatory(Generic[Op]):
         self.purge_interval = purge_interval
         self.timer = TimingWheel(tick, start=start)
         self._clock = clock  # None: the timer's time (read directly on the hot path)
-        self._watch_lists: defaultdict[Hashable, list[Op]] = defaultdict(list)
+        # One group per distinct keys tuple, indexed under each of its keys (see WatchGroup).
+        self._groups: dict[tuple[Hashable, ...], WatchGroup[Op]] = {}
+        self._groups_by_key: dict[Hashable, dict[WatchGroup[Op], None]] = {}
+        self._watch_count = 0  # operations watched so far: their watch order
         self._watched = 0  # entries over all watch lists (PurgatorySize)
         # Operations watched since the last purge, each counted once (Kafka's estimate).
         self._estimated_watched_ops = 0
@@ -114,7 +120,19 @@ class DelayedOperationPurgatory(Generic[Op]):
 
     def watch_keys(self) -> list[Hashable]:
         """The keys that currently have a watch list."""
-        return list(self._watch_lists)
+        return list(self._groups_by_key)
+
+    def watchers(self, key: Hashable) -> list[Op]:
+        """The operations listed under ``key``, in the order :meth:`check_and_complete` tries
+        them; completed ones stay listed until a check, cancel or purge removes them. An
+        operation watched with ``key`` twice in its keys is listed twice."""
+        groups = self._groups_by_key.get(key, {})
+        return [
+            operation
+            for group in groups
+            for operation in group.operations
+            for _ in range(group.keys.count(key))
+        ]
 
     # -- operations -------------------------------------------------------------------------
 
@@ -137,12 +155,30 @@ class DelayedOperationPurgatory(Generic[Op]):
             raise OperationAlreadyWatchedError(
                 f"{operation!r} was already submitted to a purgatory; create a new operation"
             )
-        if not (type(keys) in _PLAIN_KEY_TYPES and keys):  # the usual keys need no more checks
+        if type(keys) is not tuple:
+            if not (type(keys) is list and keys):  # the usual keys need no more checks
+                _check_keys(keys)
+            keys = tuple(keys)
+        elif not keys:
             _check_keys(keys)
         operation._watched = True
         if operation.try_complete():
             return True
-        self._watch(operation, keys)
+        # Step 2: one append to the group of operations watched under exactly these keys.
+        try:
+            group = self._groups[keys]
+        except KeyError:
+            group = self._add_group(keys)
+        except TypeError:
+            operation._watched = False
+            raise InvalidKeysError(
+                f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
+            ) from None
+        group.operations.append(operation)
+        operation._watch_order = self._watch_count
+        self._watch_count += 1
+        self._watched += len(keys)
+        self._estimated_watched_ops += 1
         try:
             if operation.try_complete():
                 return True
@@ -155,59 +191,42 @@ class DelayedOperationPurgatory(Generic[Op]):
         self._maybe_purge()
         return False
 
-    def _watch(self, operation: Op, keys: Sequence[Hashable]) -> None:
-        lists = self._watch_lists
-        try:
-            # The hot path when an operation has many keys. A plain loop is the fastest form on
-            # CPython 3.11 (list.append is specialised); a missing key gets a new list.
-            for key in keys:
-                lists[key].append(operation)
-        except TypeError:
-            self._unwatch_prefix(operation, keys)
-            operation._watched = False
-            raise InvalidKeysError(
-                f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
-            ) from None
-        self._watched += len(keys)
-        self._estimated_watched_ops += 1
-
-    def _unwatch_prefix(self, operation: Op, keys: Sequence[Hashable]) -> None:
-        """Undo a partial :meth:`_watch` that stopped at the first unhashable key."""
-        for key in keys:
-            if not _hashable(key):
-                return
-            watchers = self._watch_lists[key]
-            if watchers and watchers[-1] is operation:
-                watchers.pop()
-            if not watchers:
-                del self._watch_lists[key]
-
     def check_and_complete(self, key: Hashable) -> int:
         """Try to complete every operation watched under ``key``; return how many completed.
 
-        Completed operations are dropped from this key's list, and the key is forgotten when
-        its list empties. Operations added to the list while it is being walked (by callbacks)
-        are tried too.
+        Operations are tried group by group (a group: the operations submitted with the same
+        keys), in watch order within a group. Completed operations are then dropped from every
+        list of the groups walked (not only ``key``'s), and a key is forgotten when its last
+        operation goes. Operations added under ``key`` while the lists are walked (by
+        callbacks) are tried too.
         """
         try:
-            watchers = self._watch_lists.get(key)
+            groups = self._groups_by_key.get(key)
         except TypeError:
             raise InvalidKeysError(f"key must be hashable, got {key!r}") from None
-        if watchers is None:
+        if groups is None:
             return 0
         completed = 0
+        walked: list[WatchGroup[Op]] = []
         self._check_depth += 1
         try:
-            position = 0
-            while position < len(watchers):
-                operation = watchers[position]
-                position += 1
-                if not operation._done and operation.try_complete():
-                    completed += 1
+            seen: set[WatchGroup[Op]] = set()
+            while fresh := [group for group in groups if group not in seen]:
+                for group in fresh:
+                    seen.add(group)
+                    walked.append(group)
+                    watchers = group.operations
+                    position = 0
+                    while position < len(watchers):
+                        operation = watchers[position]
+                        position += 1
+                        if not operation._done and operation.try_complete():
+                            completed += 1
         finally:
             self._check_depth -= 1
             if self._check_depth == 0:
-                self._compact(key, watchers)
+                for group in walked:
+                    self._compact(group)
                 self._maybe_purge()
         return completed
 
@@ -215,20 +234,24 @@ class DelayedOperationPurgatory(Generic[Op]):
         """Forget ``key``'s watch list; cancel its pending operations without completing them.
 
         Cancelled operations leave the timer and never complete (their ``on_complete`` never
-        runs); returns them in watch order.
+        runs); returns them in the order they were watched. Their entries under other keys go
+        too.
         """
         try:
-            watchers = self._watch_lists.pop(key, None)
+            groups = self._groups_by_key.get(key)
         except TypeError:
             raise InvalidKeysError(f"key must be hashable, got {key!r}") from None
-        if watchers is None:
+        if groups is None:
             return []
-        self._watched -= len(watchers)
         cancelled = []
-        for operation in watchers:
-            if not operation._done:
-                operation._cancel_without_completing()
-                cancelled.append(operation)
+        for group in list(groups):
+            self._watched -= group.entries()
+            self._drop_group(group)
+            for operation in group.operations:
+                if not operation._done:
+                    operation._cancel_without_completing()
+                    cancelled.append(operation)
+        cancelled.sort(key=_by_watch_order)
         return cancelled
 
     def advance_clock(self, now: int) -> int:
@@ -244,18 +267,17 @@ class DelayedOperationPurgatory(Generic[Op]):
     def purge_completed(self) -> int:
         """Drop completed operations from every watch list now; return how many entries went."""
         removed = 0
-        lists = self._watch_lists
-        for key in list(lists):
-            watchers = lists[key]
-            live = [operation for operation in watchers if not operation._done]
+        for group in list(self._groups.values()):
+            watchers = group.operations
+            live = group.live_operations()
             if len(live) != len(watchers):
-                removed += len(watchers) - len(live)
+                removed += (len(watchers) - len(live)) * len(group.keys)
                 if live:
                     # A new list, not an in-place rewrite: a check_and_complete walking the old
                     # one (purge called from a callback) must not see its positions shift.
-                    lists[key] = live
+                    group.operations = live
                 else:
-                    del lists[key]
+                    self._drop_group(group)
         self._watched -= removed
         self._estimated_watched_ops = self.timer._size  # len(self.timer), minus a Python call
         return removed
@@ -263,38 +285,63 @@ class DelayedOperationPurgatory(Generic[Op]):
     def shutdown(self) -> list[Op]:
         """Stop the purgatory: cancel and return every pending operation, uncompleted.
 
-        Afterwards the watch lists are empty, ``num_delayed`` is 0 and
-        :meth:`try_complete_else_watch` raises PurgatoryShutdownError. Kafka's purgatory also
-        leaves pending operations uncompleted at shutdown; the caller decides whether to answer
-        them (for example by calling ``force_complete`` on each).
+        The operations come back in the order they were watched. Afterwards the watch lists
+        are empty, ``num_delayed`` is 0 and :meth:`try_complete_else_watch` raises
+        PurgatoryShutdownError. Kafka's purgatory also leaves pending operations uncompleted at
+        shutdown; the caller decides whether to answer them (for example by calling
+        ``force_complete`` on each).
         """
         self._shut_down = True
-        pending: dict[Op, None] = {}
-        for watchers in self._watch_lists.values():
-            for operation in watchers:
-                if not operation._done:
-                    pending[operation] = None
+        pending = [op for group in self._groups.values() for op in group.live_operations()]
+        pending.sort(key=_by_watch_order)
         for operation in pending:
             operation._cancel_without_completing()
-        self._watch_lists.clear()
+        for group in self._groups.values():
+            group.dropped = True
+        self._groups.clear()
+        self._groups_by_key.clear()
         self._watched = 0
         self._estimated_watched_ops = 0
-        return list(pending)
+        return pending
 
     # -- internals --------------------------------------------------------------------------
 
-    def _compact(self, key: Hashable, watchers: list[Op]) -> None:
-        """Drop completed operations from ``key``'s list (if it is still that key's list)."""
-        if self._watch_lists.get(key) is not watchers:
-            return  # cancelled or purged away meanwhile
-        live = [operation for operation in watchers if not operation._done]
+    def _add_group(self, keys: tuple[Hashable, ...]) -> WatchGroup[Op]:
+        group: WatchGroup[Op] = WatchGroup(keys)
+        self._groups[keys] = group
+        by_key = self._groups_by_key
+        for key in group.unique_keys:
+            groups = by_key.get(key)
+            if groups is None:
+                by_key[key] = {group: None}
+            else:
+                groups[group] = None
+        return group
+
+    def _drop_group(self, group: WatchGroup[Op]) -> None:
+        """Forget ``group`` (its entries must already be subtracted from ``_watched``)."""
+        group.dropped = True
+        del self._groups[group.keys]
+        by_key = self._groups_by_key
+        for key in group.unique_keys:
+            groups = by_key[key]
+            del groups[group]
+            if not groups:
+                del by_key[key]
+
+    def _compact(self, group: WatchGroup[Op]) -> None:
+        """Drop completed operations from ``group`` (unless it was dropped meanwhile)."""
+        if group.dropped:
+            return
+        watchers = group.operations
+        live = group.live_operations()
         if len(live) == len(watchers):
             return
-        self._watched -= len(watchers) - len(live)
+        self._watched -= (len(watchers) - len(live)) * len(group.keys)
         if live:
             watchers[:] = live
         else:
-            del self._watch_lists[key]
+            self._drop_group(group)
 
     def _maybe_purge(self) -> None:
         """Purge when more than ``purge_interval`` watched operations are no longer delayed."""
@@ -304,6 +351,10 @@ class DelayedOperationPurgatory(Generic[Op]):
             and self._check_depth == 0
         ):
             self.purge_completed()
+
+
+def _by_watch_order(operation: DelayedOperation) -> int:
+    return operation._watch_order
 
 
 def _hashable(key: object) -> bool:

@@ -29,7 +29,7 @@ class ConditionLifecycle(PurgatoryLifecycleMachine[ConditionOperation]):
 
     @invariant()
     def watch_lists_are_consistent(self) -> None:
-        lists = self.purgatory._watch_lists
+        lists = {key: self.purgatory.watchers(key) for key in self.purgatory.watch_keys()}
         assert self.purgatory.watched == sum(len(watchers) for watchers in lists.values())
         for key, watchers in lists.items():
             assert watchers, f"key {key!r} kept an empty watch list"

@@ -1,0 +1,44 @@
+"""WatchGroup: the operations a purgatory watches under one exact sequence of keys.
+
+A purgatory keeps one group per distinct ``keys`` tuple it has been given, and indexes each
+group under every key it contains. Watching an operation is then one append to its group,
+whatever the number of keys, and a purge or a check drops a completed operation from every
+key's watch list at once; the per-key watch lists of Kafka's purgatory are the union, per
+key, of the groups containing that key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+from purgatory.delayed_operation import DelayedOperation
+
+__all__ = ["WatchGroup"]
+
+Op = TypeVar("Op", bound=DelayedOperation)
+
+
+class WatchGroup(Generic[Op]):
+    """Operations watched under ``keys`` (duplicates kept, each counts), in watch order.
+
+    ``unique_keys`` are the distinct keys, in first-seen order: the keys the group is indexed
+    under. ``dropped`` becomes True when the purgatory forgets the group (it emptied, or a
+    key of it was cancelled); a dropped group is never used again. Groups hash by identity.
+    """
+
+    __slots__ = ("dropped", "keys", "operations", "unique_keys")
+
+    def __init__(self, keys: tuple[Hashable, ...]) -> None:
+        self.keys = keys
+        self.unique_keys = tuple(dict.fromkeys(keys))
+        self.operations: list[Op] = []
+        self.dropped = False
+
+    def entries(self) -> int:
+        """Watch-list entries the group stands for: one per (operation, key) pair."""
+        return len(self.operations) * len(self.keys)
+
+    def live_operations(self) -> list[Op]:
+        """The operations not completed (nor cancelled) yet, in watch order."""
+        return [operation for operation in self.operations if not operation._done]
