@@ -26,8 +26,6 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
-import attrs
-
 from apis.config import KafkaConfig
 from apis.controller_requests import (
     LeaderAndIsrRequest,
@@ -218,12 +216,15 @@ class KafkaApis:
             rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
 
             def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
-                merged = {**rejected_data, **data}
-                responses = {tp: merged[tp] for tp in body.fetch_data}
+                # fetch_messages answers every partition it was given, in the request's order:
+                # with nothing rejected that is already the response.
+                responses = data
+                if rejected_data:
+                    merged = {**rejected_data, **data}
+                    responses = {tp: merged[tp] for tp in body.fetch_data}
                 if not from_follower:
                     responses = {
-                        tp: attrs.evolve(d, log_end_offset=UNKNOWN_OFFSET)
-                        for tp, d in responses.items()
+                        tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
                     }
                 respond(FetchResponse(Errors.NONE, responses))
 

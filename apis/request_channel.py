@@ -151,6 +151,8 @@ class RequestChannel:
 
     def receive_responses(self) -> list[Response]:
         """Remove and return every queued response, oldest first."""
+        if not self._responses:
+            return []  # the common case: drivers poll after every step
         responses = list(self._responses)
         self._responses.clear()
         return responses

@@ -25,10 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import attrs
-
 from purgatory import DelayedOperation
-from replica.exceptions import ApiError
 from replica.types import (
     FetchParams,
     FetchPartitionData,
@@ -41,12 +38,9 @@ if TYPE_CHECKING:
     from replica.replica_manager import ReplicaManager
 
 
-@attrs.define(frozen=True)
-class FetchPartitionStatus:
-    """One partition of a delayed fetch: the fetch offset's position and the request."""
-
-    start_offset_metadata: LogOffsetMetadata
-    fetch_info: PartitionFetchInfo
+FetchPartitionStatus = tuple[LogOffsetMetadata, PartitionFetchInfo]
+"""One partition of a delayed fetch: the position of its fetch offset and its part of the
+request. A plain tuple: one is built for every partition of every fetch that waits."""
 
 
 class DelayedFetch(DelayedOperation):
@@ -74,21 +68,27 @@ class DelayedFetch(DelayedOperation):
         return self._params
 
     def try_complete(self) -> bool:
+        """Check the completion conditions (see the module docstring); force completion if
+        one holds.
+
+        It stops at the first partition that decides: an error or a segment change completes
+        at once, and as every partition adds a non-negative number of bytes, so does reaching
+        ``min_bytes``. Kafka sums every partition before comparing; the outcome is the same.
+        """
         accumulated = 0
+        min_bytes = self._params.min_bytes
         isolation = self._params.isolation
-        get_partition = self._replica_manager.get_partition
-        for tp, status in self._fetch_status.items():
-            fetch_offset = status.start_offset_metadata
+        partitions = self._replica_manager.partitions
+        for tp, (fetch_offset, fetch_info) in self._fetch_status.items():
             if fetch_offset.message_offset < 0:
                 continue  # the first read failed or was emptied: nothing to wait for
-            partition = get_partition(tp)
+            partition = partitions.get(tp)
             if partition is None:
                 return self.force_complete()
-            try:
-                end_offset = partition.fetch_end_offset_metadata(
-                    status.fetch_info.current_leader_epoch, isolation
-                )
-            except ApiError:
+            end_offset = partition.fetch_end_offset_metadata(
+                fetch_info.current_leader_epoch, isolation
+            )
+            if end_offset is None:  # not the leader (in the fetch's epoch) any more
                 return self.force_complete()
             if end_offset.message_offset == fetch_offset.message_offset:
                 continue
@@ -97,14 +97,14 @@ class DelayedFetch(DelayedOperation):
             ):
                 return self.force_complete()
             if fetch_offset.message_offset < end_offset.message_offset:
-                accumulated += min(
-                    end_offset.position_diff(fetch_offset), status.fetch_info.max_bytes
-                )
-        if accumulated >= self._params.min_bytes:
+                accumulated += min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
+                if accumulated >= min_bytes:
+                    return self.force_complete()
+        if accumulated >= min_bytes:
             return self.force_complete()
         return False
 
     def on_complete(self) -> None:
-        infos = {tp: status.fetch_info for tp, status in self._fetch_status.items()}
+        infos = {tp: fetch_info for tp, (_, fetch_info) in self._fetch_status.items()}
         results = self._replica_manager.read_from_local_log(self._params, infos)
         self._response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})

@@ -183,8 +183,7 @@ class Log:
         self._segments = [LogSegment(start_offset)]
         self._segment_base_offsets = [start_offset]
         self._log_start_offset = start_offset
-        self._log_end_offset = start_offset
-        self._log_end_offset_metadata = LogOffsetMetadata(start_offset, start_offset, 0)
+        self._update_log_end_offset()
         self._high_watermark = self._log_end_offset_metadata
 
     def __repr__(self) -> str:
@@ -217,6 +216,9 @@ class Log:
         self._log_end_offset_metadata = LogOffsetMetadata(
             self._log_end_offset, active.base_offset, active.size
         )
+        #: What a read at the log end returns (no batches), built once per log end: most
+        #: reads of a follower's fetch are of idle partitions, at the log end.
+        self._read_at_end = FetchDataInfo(self._log_end_offset_metadata, (), 0)
 
     @property
     def high_watermark(self) -> int:
@@ -345,7 +347,7 @@ class Log:
         """
         end = self._log_end_offset
         if start_offset == end:
-            return FetchDataInfo(self.log_end_offset_metadata, (), 0)
+            return self._read_at_end
         if start_offset > end or start_offset < self._log_start_offset:
             raise ApiError(
                 Errors.OFFSET_OUT_OF_RANGE,
@@ -375,7 +377,7 @@ class Log:
             info = segment.read(start_offset, max_length, max_position, min_one_message)
             if info is not None:
                 return info
-        return FetchDataInfo(self.log_end_offset_metadata, (), 0)
+        return self._read_at_end
 
     def find_offset_by_timestamp(self, target_timestamp: int) -> tuple[int, int, int] | None:
         """``(timestamp, offset, partition leader epoch)`` of the first record (lowest offset)
@@ -434,8 +436,11 @@ class Log:
     def update_high_watermark(self, high_watermark: int) -> int:
         """Follower: set the high watermark to ``high_watermark`` clamped to [log start, LEO]
         (it may go down). Returns the value set."""
+        current = self._high_watermark.message_offset
+        if high_watermark == current and self._log_start_offset <= current <= self._log_end_offset:
+            return current  # unchanged: every response of an idle partition says so
         offset = min(max(high_watermark, self._log_start_offset), self._log_end_offset)
-        if offset != self._high_watermark.message_offset:
+        if offset != current:
             self._high_watermark = self.convert_to_offset_metadata(offset)
         return offset
 

@@ -277,7 +277,7 @@ class Partition:
                     f"{self.topic_partition}: epoch {current_leader_epoch} is newer than the "
                     f"current leader epoch {self.leader_epoch}",
                 )
-        if not self.is_leader:
+        if self.leader_id != self.local_broker_id:  # not self.is_leader: one call less per read
             raise ApiError(
                 Errors.NOT_LEADER_OR_FOLLOWER,
                 f"broker {self.local_broker_id} is not the leader of {self.topic_partition}",
@@ -285,16 +285,22 @@ class Partition:
 
     def fetch_end_offset_metadata(
         self, current_leader_epoch: int | None, isolation: FetchIsolation
-    ) -> LogOffsetMetadata:
-        """Leader: how far a fetch with ``isolation`` may read (LEO or high watermark).
+    ) -> LogOffsetMetadata | None:
+        """Leader: how far a fetch with ``isolation`` may read (the LEO or the high
+        watermark); None unless this broker is the leader in ``current_leader_epoch`` (None:
+        any epoch), when a read fails with the error :meth:`read_records` raises.
 
-        Raises:
-            ApiError: FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER.
+        Every try of every delayed fetch asks this of each of its partitions, so unlike the
+        reads it raises nothing (Kafka's ``fetchOffsetSnapshot`` throws the read's error).
         """
-        self._check_leader(current_leader_epoch)
+        if self.leader_id != self.local_broker_id or (
+            current_leader_epoch is not None and current_leader_epoch != self.leader_epoch
+        ):
+            return None
+        log = self.log
         if isolation is FetchIsolation.LOG_END:
-            return self.log.log_end_offset_metadata
-        return self.log.high_watermark_metadata
+            return log.log_end_offset_metadata
+        return log.high_watermark_metadata
 
     def diverging_epoch(
         self, current_leader_epoch: int | None, last_fetched_epoch: int, fetch_offset: int

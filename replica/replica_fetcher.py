@@ -164,12 +164,12 @@ class ReplicaFetcher:
             return None
         config = self.replica_manager.config
         partition_max_bytes = config.replica_fetch_max_bytes
-        get_partition = self.replica_manager.get_partition
+        partitions = self.replica_manager.partitions
         fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
         for tp, state in self._states.items():
             if state.ready_at_ms > now_ms:
                 continue
-            partition = get_partition(tp)
+            partition = partitions.get(tp)
             if partition is None:
                 log_start_offset, last_fetched_epoch = UNKNOWN_OFFSET, None
             else:
@@ -222,9 +222,12 @@ class ReplicaFetcher:
         """
         request = self._take_in_flight()
         backoff_ms = self.replica_manager.config.replica_fetch_backoff_ms
+        states = self._states
+        requested_infos = request.fetch_infos
+        partitions = self.replica_manager.partitions
         for tp, data in response.items():
-            state = self._states.get(tp)
-            requested = request.fetch_infos.get(tp)
+            state = states.get(tp)
+            requested = requested_infos.get(tp)
             if (
                 state is None
                 or requested is None
@@ -232,7 +235,7 @@ class ReplicaFetcher:
                 or state.current_leader_epoch != requested.current_leader_epoch
             ):
                 continue
-            partition = self.replica_manager.get_partition(tp)
+            partition = partitions.get(tp)
             if partition is None or partition.is_leader:
                 continue
             error = data.error

@@ -96,6 +96,9 @@ class ReplicaManager:
         )
         self._partitions: dict[TopicPartition, Partition] = {}
         self._fetchers: dict[int, ReplicaFetcher] = {}
+        # Live read-only views, made once: the dicts are never replaced.
+        self._partitions_view = MappingProxyType(self._partitions)
+        self._fetchers_view = MappingProxyType(self._fetchers)
         self._isr_check_interval_ms = max(1, config.replica_lag_time_max_ms // 2)
         self._next_isr_check_ms = start + self._isr_check_interval_ms
 
@@ -114,15 +117,16 @@ class ReplicaManager:
     @property
     def partitions(self) -> Mapping[TopicPartition, Partition]:
         """Read-only view of the partitions hosted here (leader, follower or stopped)."""
-        return MappingProxyType(self._partitions)
+        return self._partitions_view
 
     @property
     def replica_fetchers(self) -> Mapping[int, ReplicaFetcher]:
-        """Read-only view: leader broker id -> the fetcher of the partitions followed from it.
+        """Read-only view: leader broker id -> the fetcher of the partitions followed from it,
+        in leader id order (drivers start ready fetches in that order).
 
         A fetcher is dropped once it has no partitions; look it up again after state changes.
         """
-        return MappingProxyType(self._fetchers)
+        return self._fetchers_view
 
     def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
         """The hosted partition, or None if this broker has no replica of it."""
@@ -315,9 +319,8 @@ class ReplicaManager:
         if max_wait_ms <= 0 or not fetch_infos or bytes_readable >= min_bytes or answer_now:
             response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
             return
-        status = {
-            tp: FetchPartitionStatus(results[tp].info.fetch_offset_metadata, info)
-            for tp, info in fetch_infos.items()
+        status: dict[TopicPartition, FetchPartitionStatus] = {
+            tp: (results[tp].info.fetch_offset_metadata, info) for tp, info in fetch_infos.items()
         }
         delayed = DelayedFetch(max_wait_ms, params, status, self, response_callback)
         self._fetch_purgatory.try_complete_else_watch(delayed, list(status))
@@ -361,13 +364,14 @@ class ReplicaManager:
                 raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} is not hosted here")
             if fetch_info.max_bytes < 0:
                 raise ApiError(Errors.INVALID_REQUEST, f"negative max_bytes for {tp}")
+            log = partition.log
             last_fetched_epoch = fetch_info.last_fetched_epoch
             # Skipped without an epoch, and for a fetch in the current epoch up to the log end
             # (a follower in sync): that never diverges, and read_records raises the same
             # fencing and leadership errors diverging_epoch would.
             if last_fetched_epoch is not None and (
                 last_fetched_epoch != partition.leader_epoch
-                or fetch_info.fetch_offset > partition.log.log_end_offset
+                or fetch_info.fetch_offset > log.log_end_offset
             ):
                 if last_fetched_epoch < 0:
                     raise ApiError(Errors.INVALID_REQUEST, f"negative last_fetched_epoch for {tp}")
@@ -375,7 +379,6 @@ class ReplicaManager:
                     fetch_info.current_leader_epoch, last_fetched_epoch, fetch_info.fetch_offset
                 )
                 if diverging is not None:
-                    log = partition.log
                     hw = log.high_watermark
                     return LogReadResult(
                         EMPTY_FETCH_DATA_INFO,
@@ -414,7 +417,6 @@ class ReplicaManager:
                 now,
                 e.error,
             )
-        log = partition.log
         hw = log.high_watermark
         return LogReadResult(data, hw, log.log_start_offset, log.log_end_offset, hw, now)
 
@@ -568,9 +570,18 @@ class ReplicaManager:
         for leader, initial_states in by_leader.items():
             fetcher = self._fetchers.get(leader)
             if fetcher is None:
-                fetcher = self._fetchers[leader] = ReplicaFetcher(self, leader)
+                fetcher = self._add_fetcher(leader)
             fetcher.add_partitions(initial_states)
         return changed
+
+    def _add_fetcher(self, leader: int) -> ReplicaFetcher:
+        """A new fetcher from ``leader``, keeping ``_fetchers`` in leader id order (in place:
+        the read-only view stays live)."""
+        fetcher = ReplicaFetcher(self, leader)
+        fetchers = sorted({**self._fetchers, leader: fetcher}.items())
+        self._fetchers.clear()
+        self._fetchers.update(fetchers)
+        return fetcher
 
     def _remove_fetcher_for_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         removed = list(partitions)

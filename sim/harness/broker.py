@@ -127,8 +127,7 @@ class BrokerNode:
         if not self.running or self.fetchers_paused:
             return []
         ready: list[tuple[ReplicaFetcher, ReplicaFetchRequest]] = []
-        for leader_id in sorted(self.replica_manager.replica_fetchers):
-            fetcher = self.replica_manager.replica_fetchers[leader_id]
+        for fetcher in self.replica_manager.replica_fetchers.values():  # in leader id order
             due = fetcher.next_fetch_time_ms()
             if due is not None and due <= now:
                 request = fetcher.build_fetch_request(now)

@@ -160,17 +160,22 @@ def test_reads_check_leadership_and_epoch() -> None:
         with pytest.raises(ApiError) as raised:
             p.read_records(0, epoch, 100, FetchIsolation.LOG_END, True)
         assert raised.value.error is error
-    assert p.fetch_end_offset_metadata(None, FetchIsolation.LOG_END).message_offset == 1
-    assert p.fetch_end_offset_metadata(None, FetchIsolation.HIGH_WATERMARK).message_offset == 0
+    log_end = p.fetch_end_offset_metadata(None, FetchIsolation.LOG_END)
+    high_watermark = p.fetch_end_offset_metadata(1, FetchIsolation.HIGH_WATERMARK)
+    assert log_end is not None and log_end.message_offset == 1
+    assert high_watermark is not None and high_watermark.message_offset == 0
+    # A delayed fetch's check: no end offset (and no exception) where a read would fail.
+    assert p.fetch_end_offset_metadata(0, FetchIsolation.LOG_END) is None
+    assert p.fetch_end_offset_metadata(2, FetchIsolation.HIGH_WATERMARK) is None
     p.stop()
     for call in (
         lambda: p.read_records(0, None, 100, FetchIsolation.LOG_END, True),
         lambda: p.append_records_to_leader(recs(1), 1, 0),
-        lambda: p.fetch_end_offset_metadata(None, FetchIsolation.LOG_END),
     ):
         with pytest.raises(ApiError) as raised:
             call()
         assert raised.value.error is Errors.NOT_LEADER_OR_FOLLOWER
+    assert p.fetch_end_offset_metadata(None, FetchIsolation.LOG_END) is None
 
 
 def test_unknown_follower_is_rejected() -> None:

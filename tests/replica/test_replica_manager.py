@@ -357,6 +357,15 @@ def test_leadership_loss_completes_delayed_operations_with_not_leader(cluster: C
     assert len(produce.calls) == 1 and len(consumer.calls) == 1
 
 
+def test_a_new_leader_epoch_completes_fetches_waiting_in_the_old_one(cluster: Cluster) -> None:
+    leader = cluster.brokers[0]
+    assert leader.fetch_purgatory.num_delayed == 2  # the followers' fetches, in epoch 0
+    cluster.elect(TP, leader=0, brokers=[0])  # epoch 1, same leader; followers not told yet
+    assert leader.fetch_purgatory.num_delayed == 0
+    for follower in (1, 2):  # answered FENCED_LEADER_EPOCH: they stop fetching the partition
+        assert TP not in cluster.brokers[follower].replica_fetchers[0].partition_states
+
+
 def test_deleting_a_replica_completes_its_operations(cluster: Cluster) -> None:
     produce = cluster.produce(0, TP, [b"a"])
     assert cluster.brokers[0].stop_replica(TP, delete=True) is Errors.NONE
@@ -435,6 +444,17 @@ def test_next_deadline_and_metrics(cluster: Cluster) -> None:
     assert broker.next_deadline() == 1000
     follower = cluster.brokers[1]
     assert follower.next_deadline() is None  # no leaderships, no delayed operations
+
+
+def test_replica_fetchers_are_in_leader_id_order() -> None:
+    c = Cluster()
+    c.elect(TP1, leader=2)  # broker 1's first fetcher is the one from broker 2
+    c.elect(TP, leader=0)
+    c.elect(TopicPartition("t", 2), leader=2)  # an existing fetcher keeps its place
+    fetchers = c.brokers[1].replica_fetchers
+    assert list(fetchers) == [0, 2]
+    assert [f.leader_id for f in fetchers.values()] == [0, 2]
+    assert set(fetchers[2].partition_states) == {TP1, TopicPartition("t", 2)}
 
 
 def test_shutdown_drops_pending_operations(cluster: Cluster) -> None:
