@@ -6,15 +6,18 @@ operation also sits in the purgatory's :class:`~purgatory.TimingWheel` until it 
 its deadline passes; :meth:`~DelayedOperationPurgatory.advance_clock` (called by a reaper or a
 simulator) expires the operations that are due.
 
-Watch lists are kept per *group*: the operations submitted with the same keys share one list,
-indexed under each of those keys (:class:`~purgatory.watch_group.WatchGroup`), so watching costs
-one append whatever the number of keys, and ``watched`` still counts one entry per (operation,
-key). A completed operation leaves every list of its group when a check of any of its keys
-walks that group (Kafka removes it from the checked key's list only); otherwise it lingers
-until a check or a purge. Purging (walking every group and dropping completed operations) runs
-when the number of operations completed since the last purge exceeds ``purge_interval``: that
-bounds the lingering entries without paying O(keys) per completion (Kafka's remedy for the
-unbounded growth of KAFKA-664).
+Watch lists: an operation with fewer than ``group_min_keys`` keys is appended to one list per
+key, as in Kafka. An operation with more keys joins the *group* of operations submitted with
+the same keys (:class:`~purgatory.watch_group.WatchGroup`), which is indexed under each of
+them: watching costs one append whatever the number of keys, which pays when many operations
+share a large key set (a follower fetching the same partitions, a produce to the same
+partitions), and costs a group object when key sets never repeat. ``watched`` counts one entry
+per (operation, key) either way. A completed operation leaves a key's list when that key is
+checked, and a group's lists when any of its keys is checked; otherwise it lingers until a
+purge. Purging (walking every list and group, dropping completed operations) runs when the
+number of operations completed since the last purge exceeds ``purge_interval``: that bounds
+the lingering entries without paying O(keys) per completion (Kafka's remedy for the unbounded
+growth of KAFKA-664).
 
 Re-entrancy: ``on_complete``/``on_expiration`` may call ``check_and_complete`` or
 ``try_complete_else_watch`` on this or any other purgatory. Watch lists are compacted, and the
@@ -32,6 +35,7 @@ operations; it cancels them and returns them so their owner can answer them if i
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
@@ -49,6 +53,10 @@ __all__ = ["DelayedOperationPurgatory"]
 
 Op = TypeVar("Op", bound=DelayedOperation)
 
+DEFAULT_GROUP_MIN_KEYS = 8
+"""Operations with at least this many keys are watched as a group (see the module docstring)."""
+
+_PLAIN_KEY_TYPES = (tuple, list)
 _SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than with str | bytes
 
 
@@ -59,6 +67,7 @@ class DelayedOperationPurgatory(Generic[Op]):
     gives the time used to compute an operation's deadline (``clock() + op.timeout``); by
     default it is the timer's time, i.e. the last :meth:`advance_clock`, which is what a
     simulator wants. A real-time driver passes a clock that reads its own time source.
+    Operations with at least ``group_min_keys`` keys (an int >= 1) are watched as groups.
     """
 
     def __init__(
@@ -69,6 +78,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         purge_interval: int = 1000,
         clock: Callable[[], int] | None = None,
         start: int = 0,
+        group_min_keys: int = DEFAULT_GROUP_MIN_KEYS,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise PurgatoryError(f"name must be a non-empty str, got {name!r}")
@@ -76,11 +86,16 @@ class DelayedOperationPurgatory(Generic[Op]):
             raise PurgatoryError(
                 f"purge_interval must be a non-negative int, got {purge_interval!r}"
             )
+        if type(group_min_keys) is not int or group_min_keys < 1:
+            raise PurgatoryError(f"group_min_keys must be an int >= 1, got {group_min_keys!r}")
         self.name = name
         self.purge_interval = purge_interval
+        self.group_min_keys = group_min_keys
         self.timer = TimingWheel(tick, start=start)
         self._clock = clock  # None: the timer's time (read directly on the hot path)
-        # One group per distinct keys tuple, indexed under each of its keys (see WatchGroup).
+        # Operations with fewer than group_min_keys keys: one list per key.
+        self._watch_lists: defaultdict[Hashable, list[Op]] = defaultdict(list)
+        # The others: one group per distinct keys tuple, indexed under each of its keys.
         self._groups: dict[tuple[Hashable, ...], WatchGroup[Op]] = {}
         self._groups_by_key: dict[Hashable, dict[WatchGroup[Op], None]] = {}
         self._watch_count = 0  # operations watched so far: their watch order
@@ -120,19 +135,17 @@ class DelayedOperationPurgatory(Generic[Op]):
 
     def watch_keys(self) -> list[Hashable]:
         """The keys that currently have a watch list."""
-        return list(self._groups_by_key)
+        return list(dict.fromkeys([*self._watch_lists, *self._groups_by_key]))
 
     def watchers(self, key: Hashable) -> list[Op]:
         """The operations listed under ``key``, in the order :meth:`check_and_complete` tries
-        them; completed ones stay listed until a check, cancel or purge removes them. An
-        operation watched with ``key`` twice in its keys is listed twice."""
-        groups = self._groups_by_key.get(key, {})
-        return [
-            operation
-            for group in groups
-            for operation in group.operations
-            for _ in range(group.keys.count(key))
-        ]
+        them: the key's own list, then its groups (each in watch order). Completed ones stay
+        listed until a check, cancel or purge removes them; an operation watched with ``key``
+        twice in its keys is listed twice."""
+        listed = list(self._watch_lists.get(key, ()))
+        for group in self._groups_by_key.get(key, {}):
+            listed += [op for op in group.operations for _ in range(group.keys.count(key))]
+        return listed
 
     # -- operations -------------------------------------------------------------------------
 
@@ -155,26 +168,15 @@ class DelayedOperationPurgatory(Generic[Op]):
             raise OperationAlreadyWatchedError(
                 f"{operation!r} was already submitted to a purgatory; create a new operation"
             )
-        if type(keys) is not tuple:
-            if not (type(keys) is list and keys):  # the usual keys need no more checks
-                _check_keys(keys)
-            keys = tuple(keys)
-        elif not keys:
+        if not (type(keys) in _PLAIN_KEY_TYPES and keys):  # the usual keys need no more checks
             _check_keys(keys)
         operation._watched = True
         if operation.try_complete():
             return True
-        # Step 2: one append to the group of operations watched under exactly these keys.
-        try:
-            group = self._groups[keys]
-        except KeyError:
-            group = self._add_group(keys)
-        except TypeError:
-            operation._watched = False
-            raise InvalidKeysError(
-                f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
-            ) from None
-        group.operations.append(operation)
+        if len(keys) < self.group_min_keys:
+            self._watch(operation, keys)
+        else:
+            self._watch_as_group(operation, keys)
         operation._watch_order = self._watch_count
         self._watch_count += 1
         self._watched += len(keys)
@@ -191,42 +193,79 @@ class DelayedOperationPurgatory(Generic[Op]):
         self._maybe_purge()
         return False
 
+    def _watch(self, operation: Op, keys: Sequence[Hashable]) -> None:
+        lists = self._watch_lists
+        try:
+            # A plain loop is the fastest form on CPython 3.11 (list.append is specialised); a
+            # missing key gets a new list.
+            for key in keys:
+                lists[key].append(operation)
+        except TypeError:
+            self._unwatch_prefix(operation, keys)
+            operation._watched = False
+            raise InvalidKeysError(
+                f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
+            ) from None
+
+    def _unwatch_prefix(self, operation: Op, keys: Sequence[Hashable]) -> None:
+        """Undo a partial :meth:`_watch` that stopped at the first unhashable key."""
+        for key in keys:
+            if not _hashable(key):
+                return
+            watchers = self._watch_lists[key]
+            if watchers and watchers[-1] is operation:
+                watchers.pop()
+            if not watchers:
+                del self._watch_lists[key]
+
+    def _watch_as_group(self, operation: Op, keys: Sequence[Hashable]) -> None:
+        group_keys = keys if type(keys) is tuple else tuple(keys)
+        try:
+            group = self._groups.get(group_keys)  # hashes every key: nothing changes if one fails
+        except TypeError:
+            operation._watched = False
+            raise InvalidKeysError(
+                f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
+            ) from None
+        if group is None:
+            group = self._add_group(group_keys)
+        group.operations.append(operation)
+
     def check_and_complete(self, key: Hashable) -> int:
         """Try to complete every operation watched under ``key``; return how many completed.
 
-        Operations are tried group by group (a group: the operations submitted with the same
-        keys), in watch order within a group. Completed operations are then dropped from every
-        list of the groups walked (not only ``key``'s), and a key is forgotten when its last
-        operation goes. Operations added under ``key`` while the lists are walked (by
+        Operations are tried in :meth:`watchers` order. Completed ones are then dropped from
+        ``key``'s list and from every list of the groups walked, and a key is forgotten when
+        its last operation goes. Operations added under ``key`` while the lists are walked (by
         callbacks) are tried too.
         """
         try:
-            groups = self._groups_by_key.get(key)
+            watchers = self._watch_lists.get(key)
+            groups = self._groups_by_key.get(key) if self._groups_by_key else None
         except TypeError:
             raise InvalidKeysError(f"key must be hashable, got {key!r}") from None
-        if groups is None:
+        if watchers is None and groups is None:
             return 0
         completed = 0
         walked: list[WatchGroup[Op]] = []
         self._check_depth += 1
         try:
-            seen: set[WatchGroup[Op]] = set()
-            while fresh := [group for group in groups if group not in seen]:
-                for group in fresh:
-                    seen.add(group)
-                    walked.append(group)
-                    watchers = group.operations
-                    position = 0
-                    while position < len(watchers):
-                        operation = watchers[position]
-                        position += 1
-                        if not operation._done and operation.try_complete():
-                            completed += 1
+            if watchers is not None:
+                completed += _try_each(watchers)
+            if groups is not None:
+                seen: set[WatchGroup[Op]] = set()
+                while fresh := [group for group in groups if group not in seen]:
+                    for group in fresh:
+                        seen.add(group)
+                        walked.append(group)
+                        completed += _try_each(group.operations)
         finally:
             self._check_depth -= 1
             if self._check_depth == 0:
+                if watchers is not None:
+                    self._compact(key, watchers)
                 for group in walked:
-                    self._compact(group)
+                    self._compact_group(group)
                 self._maybe_purge()
         return completed
 
@@ -234,25 +273,27 @@ class DelayedOperationPurgatory(Generic[Op]):
         """Forget ``key``'s watch list; cancel its pending operations without completing them.
 
         Cancelled operations leave the timer and never complete (their ``on_complete`` never
-        runs); returns them in the order they were watched. Their entries under other keys go
-        too.
+        runs); returns them in the order they were watched. The groups holding ``key`` are
+        forgotten too, under all of their keys.
         """
         try:
+            watchers = self._watch_lists.pop(key, None)
             groups = self._groups_by_key.get(key)
         except TypeError:
             raise InvalidKeysError(f"key must be hashable, got {key!r}") from None
-        if groups is None:
-            return []
         cancelled = []
-        for group in list(groups):
+        if watchers is not None:
+            self._watched -= len(watchers)
+            cancelled += watchers
+        for group in list(groups or ()):
             self._watched -= group.entries()
             self._drop_group(group)
-            for operation in group.operations:
-                if not operation._done:
-                    operation._cancel_without_completing()
-                    cancelled.append(operation)
-        cancelled.sort(key=_by_watch_order)
-        return cancelled
+            cancelled += group.operations
+        pending = [operation for operation in dict.fromkeys(cancelled) if not operation._done]
+        for operation in pending:
+            operation._cancel_without_completing()
+        pending.sort(key=_by_watch_order)
+        return pending
 
     def advance_clock(self, now: int) -> int:
         """Advance the timer to ``now``, expiring every operation whose deadline has passed.
@@ -267,15 +308,25 @@ class DelayedOperationPurgatory(Generic[Op]):
     def purge_completed(self) -> int:
         """Drop completed operations from every watch list now; return how many entries went."""
         removed = 0
-        for group in list(self._groups.values()):
-            watchers = group.operations
-            live = group.live_operations()
+        lists = self._watch_lists
+        for key in list(lists):
+            watchers = lists[key]
+            live = [operation for operation in watchers if not operation._done]
             if len(live) != len(watchers):
-                removed += (len(watchers) - len(live)) * len(group.keys)
+                removed += len(watchers) - len(live)
                 if live:
                     # A new list, not an in-place rewrite: a check_and_complete walking the old
                     # one (purge called from a callback) must not see its positions shift.
-                    group.operations = live
+                    lists[key] = live
+                else:
+                    del lists[key]
+        for group in list(self._groups.values()):
+            watchers = group.operations
+            live = [operation for operation in watchers if not operation._done]
+            if len(live) != len(watchers):
+                removed += (len(watchers) - len(live)) * len(group.keys)
+                if live:
+                    group.operations = live  # a new list, as above
                 else:
                     self._drop_group(group)
         self._watched -= removed
@@ -292,12 +343,15 @@ class DelayedOperationPurgatory(Generic[Op]):
         ``force_complete`` on each).
         """
         self._shut_down = True
-        pending = [op for group in self._groups.values() for op in group.live_operations()]
+        watched = [op for watchers in self._watch_lists.values() for op in watchers]
+        watched += [op for group in self._groups.values() for op in group.operations]
+        pending = [operation for operation in dict.fromkeys(watched) if not operation._done]
         pending.sort(key=_by_watch_order)
         for operation in pending:
             operation._cancel_without_completing()
         for group in self._groups.values():
             group.dropped = True
+        self._watch_lists.clear()
         self._groups.clear()
         self._groups_by_key.clear()
         self._watched = 0
@@ -305,6 +359,19 @@ class DelayedOperationPurgatory(Generic[Op]):
         return pending
 
     # -- internals --------------------------------------------------------------------------
+
+    def _compact(self, key: Hashable, watchers: list[Op]) -> None:
+        """Drop completed operations from ``key``'s list (if it is still that key's list)."""
+        if self._watch_lists.get(key) is not watchers:
+            return  # cancelled or purged away meanwhile
+        live = [operation for operation in watchers if not operation._done]
+        if len(live) == len(watchers):
+            return
+        self._watched -= len(watchers) - len(live)
+        if live:
+            watchers[:] = live
+        else:
+            del self._watch_lists[key]
 
     def _add_group(self, keys: tuple[Hashable, ...]) -> WatchGroup[Op]:
         group: WatchGroup[Op] = WatchGroup(keys)
@@ -329,12 +396,12 @@ class DelayedOperationPurgatory(Generic[Op]):
             if not groups:
                 del by_key[key]
 
-    def _compact(self, group: WatchGroup[Op]) -> None:
+    def _compact_group(self, group: WatchGroup[Op]) -> None:
         """Drop completed operations from ``group`` (unless it was dropped meanwhile)."""
         if group.dropped:
             return
         watchers = group.operations
-        live = group.live_operations()
+        live = [operation for operation in watchers if not operation._done]
         if len(live) == len(watchers):
             return
         self._watched -= (len(watchers) - len(live)) * len(group.keys)
@@ -351,6 +418,19 @@ class DelayedOperationPurgatory(Generic[Op]):
             and self._check_depth == 0
         ):
             self.purge_completed()
+
+
+def _try_each(watchers: list[Op]) -> int:
+    """Try every operation of ``watchers`` not done yet, including ones appended meanwhile;
+    return how many completed."""
+    completed = 0
+    position = 0
+    while position < len(watchers):
+        operation = watchers[position]
+        position += 1
+        if not operation._done and operation.try_complete():
+            completed += 1
+    return completed
 
 
 def _by_watch_order(operation: DelayedOperation) -> int:

@@ -31,7 +31,7 @@ class WatchGroup(Generic[Op]):
 
     def __init__(self, keys: tuple[Hashable, ...]) -> None:
         self.keys = keys
-        self.unique_keys = tuple(dict.fromkeys(keys))
+        self.unique_keys = keys if len(keys) == 1 else tuple(dict.fromkeys(keys))
         self.operations: list[Op] = []
         self.dropped = False
 

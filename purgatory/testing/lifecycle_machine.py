@@ -172,10 +172,19 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
         tick=st.sampled_from((1, 1, 2, 3, 10)),
         purge_interval=st.integers(0, 3),
         start=st.integers(0, 50),
+        # 1: every operation is watched as a group; 2 and 3 mix per-key lists and groups (the
+        # machine's operations have 1 to 3 keys); 8, the default, is per-key lists only.
+        group_min_keys=st.sampled_from((1, 2, 3, 8)),
     )
-    def create_purgatory(self, tick: int, purge_interval: int, start: int) -> None:
+    def create_purgatory(
+        self, tick: int, purge_interval: int, start: int, group_min_keys: int
+    ) -> None:
         self.purgatory = DelayedOperationPurgatory(
-            "lifecycle", tick=tick, purge_interval=purge_interval, start=start
+            "lifecycle",
+            tick=tick,
+            purge_interval=purge_interval,
+            start=start,
+            group_min_keys=group_min_keys,
         )
 
     @precondition(lambda self: not self.shut_down)

@@ -21,8 +21,8 @@ def lists_hold_no_completed_operation(purgatory: Purgatory) -> bool:
     """Looks inside: no watch list holds a completed or cancelled operation."""
     return all(
         not (op.is_completed or op.is_cancelled)
-        for key in purgatory.watch_keys()
-        for op in purgatory.watchers(key)
+        for watchers in purgatory._watch_lists.values()
+        for op in watchers
     )
 
 
@@ -75,7 +75,9 @@ def test_completing_at_the_second_try_means_watched_but_not_timed() -> None:
     assert op.seen == [(0, 0, False), (2, 0, False)]
     assert op.is_completed and not op.scheduled
     assert metrics(purgatory) == (2, 0)  # lingering entries, removed by a check or a purge
-    assert purgatory.purge_completed() == 2
+    assert purgatory.check_and_complete("a") == 0
+    assert metrics(purgatory) == (1, 0)
+    assert purgatory.purge_completed() == 1
     assert metrics(purgatory) == (0, 0) and purgatory.watch_keys() == []
 
 
@@ -135,7 +137,7 @@ def test_check_and_complete_returns_the_count_and_drops_completed_operations() -
     ops[1].satisfied = ops[3].satisfied = True
     assert purgatory.check_and_complete("k") == 2
     assert metrics(purgatory) == (2, 2)
-    assert purgatory.watchers("k") == [ops[0], ops[2]]
+    assert purgatory._watch_lists["k"] == [ops[0], ops[2]]
     assert purgatory.check_and_complete("k") == 0
     ops[0].satisfied = ops[2].satisfied = True
     assert purgatory.check_and_complete("k") == 2
@@ -145,46 +147,18 @@ def test_check_and_complete_returns_the_count_and_drops_completed_operations() -
     assert purgatory.check_and_complete("never-watched") == 0
 
 
-def test_a_check_drops_a_completed_operation_from_every_one_of_its_keys() -> None:
+def test_a_check_drops_operations_completed_through_other_keys() -> None:
     purgatory = Purgatory("p")
     both = ConditionOperation(100)
     other = ConditionOperation(100)
     purgatory.try_complete_else_watch(both, ["a", "b"])
     purgatory.try_complete_else_watch(other, ["b"])
-    assert purgatory.watchers("b") == [both, other]
     both.satisfied = True
     assert purgatory.check_and_complete("a") == 1
-    assert metrics(purgatory) == (1, 1)  # "both" left "b" too (Kafka would keep it there)
-    assert purgatory.watch_keys() == ["b"] and purgatory.watchers("b") == [other]
+    assert metrics(purgatory) == (2, 1)  # "both" lingers under "b"
     assert purgatory.check_and_complete("b") == 0
     assert metrics(purgatory) == (1, 1)
-
-
-def test_operations_with_the_same_keys_share_one_list_and_are_tried_in_watch_order() -> None:
-    purgatory = Purgatory("p")
-    tried: list[str] = []
-
-    class Named(ConditionOperation):
-        def __init__(self, name: str) -> None:
-            super().__init__(100)
-            self.name = name
-
-        def try_complete(self) -> bool:
-            tried.append(self.name)
-            return super().try_complete()
-
-    a, b, c, d = Named("a"), Named("b"), Named("c"), Named("d")
-    purgatory.try_complete_else_watch(a, ["x", "y"])
-    purgatory.try_complete_else_watch(b, ["y"])
-    purgatory.try_complete_else_watch(c, ("x", "y"))  # a tuple and a list: the same keys
-    purgatory.try_complete_else_watch(d, ["y", "x"])  # another order: another group
-    assert metrics(purgatory) == (7, 4)
-    assert purgatory.watchers("y") == [a, c, b, d]  # group by group, watch order within
-    tried.clear()
-    assert purgatory.check_and_complete("y") == 0
-    assert tried == ["a", "c", "b", "d"]
-    assert purgatory.cancel_for_key("x") == [a, c, d]  # cancelled in watch order
-    assert purgatory.watch_keys() == ["y"] and metrics(purgatory) == (1, 1)
+    assert purgatory._watch_lists["b"] == [other]
 
 
 def test_a_forced_operation_lingers_until_its_keys_are_checked() -> None:
@@ -211,11 +185,11 @@ def test_cancel_for_key_cancels_pending_operations_without_completing_them() -> 
     assert metrics(purgatory) == (4, 2)
     assert purgatory.cancel_for_key("k") == [first, second]
     assert all(op.is_cancelled and not op.is_completed for op in (first, second))
-    assert metrics(purgatory) == (0, 0)  # "first" left "other" with "k"
-    assert purgatory.watch_keys() == []
+    assert metrics(purgatory) == (1, 0)  # "first" lingers under "other"
     assert purgatory.advance_clock(100) == 0
     assert first.calls == second.calls == ["try_complete", "try_complete"]
     assert purgatory.check_and_complete("other") == 0
+    assert metrics(purgatory) == (0, 0)
     assert purgatory.cancel_for_key("k") == []
 
 
@@ -322,7 +296,7 @@ def test_purge_interval_zero_purges_after_every_completion() -> None:
     purgatory.try_complete_else_watch(b, ["y"])
     assert purgatory.advance_clock(5) == 1
     assert metrics(purgatory) == (1, 1)
-    assert purgatory.watch_keys() == ["y"] and purgatory.watchers("y") == [b]
+    assert purgatory._watch_lists == {"y": [b]}
 
 
 def test_metrics_are_exact_at_every_step() -> None:
@@ -336,13 +310,13 @@ def test_metrics_are_exact_at_every_step() -> None:
     purgatory.try_complete_else_watch(c, ["k3"])
     steps.append(metrics(purgatory))
     a.satisfied = True
-    purgatory.check_and_complete("k1")  # a done, leaves k1 and k2
+    purgatory.check_and_complete("k1")  # a done, lingers under k2
     steps.append(metrics(purgatory))
     purgatory.advance_clock(20)  # b expires, lingers under k2 and k3; 2 done > 1: purge
     steps.append(metrics(purgatory))
     purgatory.cancel_for_key("k3")  # c cancelled
     steps.append(metrics(purgatory))
-    assert steps == [(2, 1), (4, 2), (5, 3), (3, 2), (1, 1), (0, 0)]
+    assert steps == [(2, 1), (4, 2), (5, 3), (4, 2), (1, 1), (0, 0)]
     assert purgatory.watch_keys() == []
     assert repr(purgatory) == "DelayedOperationPurgatory('metrics', watched=0, num_delayed=0)"
 

@@ -1,0 +1,116 @@
+"""Operations with many keys are watched as groups (``group_min_keys``): the group semantics."""
+
+from __future__ import annotations
+
+import pytest
+
+from purgatory import DelayedOperationPurgatory, PurgatoryError
+from purgatory.testing import ConditionOperation
+
+Purgatory = DelayedOperationPurgatory[ConditionOperation]
+
+
+def metrics(purgatory: Purgatory) -> tuple[int, int]:
+    return purgatory.watched, purgatory.num_delayed
+
+
+class Named(ConditionOperation):
+    """Records the order in which operations are tried."""
+
+    def __init__(self, name: str, tried: list[str]) -> None:
+        super().__init__(100)
+        self.name, self.tried = name, tried
+
+    def try_complete(self) -> bool:
+        self.tried.append(self.name)
+        return super().try_complete()
+
+
+def test_operations_with_the_same_keys_share_a_group_tried_in_watch_order() -> None:
+    purgatory = Purgatory("p", group_min_keys=2)
+    tried: list[str] = []
+    a, b, c, d = (Named(name, tried) for name in "abcd")
+    purgatory.try_complete_else_watch(a, ["x", "y"])
+    purgatory.try_complete_else_watch(b, ["y"])  # one key: y's own list
+    purgatory.try_complete_else_watch(c, ("x", "y"))  # a tuple and a list: the same group
+    purgatory.try_complete_else_watch(d, ["y", "x"])  # another order: another group
+    assert metrics(purgatory) == (7, 4)
+    assert purgatory.watchers("y") == [b, a, c, d]  # the key's list, then group by group
+    assert purgatory.watchers("x") == [a, c, d]
+    tried.clear()
+    assert purgatory.check_and_complete("y") == 0
+    assert tried == ["b", "a", "c", "d"]
+    assert purgatory.cancel_for_key("x") == [a, c, d]  # in watch order
+    assert purgatory.watch_keys() == ["y"] and metrics(purgatory) == (1, 1)
+
+
+def test_a_check_drops_a_completed_grouped_operation_from_all_its_keys() -> None:
+    purgatory = Purgatory("p", group_min_keys=2)
+    both, other = ConditionOperation(100), ConditionOperation(100)
+    purgatory.try_complete_else_watch(both, ["a", "b"])
+    purgatory.try_complete_else_watch(other, ["b"])
+    both.satisfied = True
+    assert purgatory.check_and_complete("a") == 1
+    # Kafka (and a per-key list) would keep "both" under "b" until "b" is checked or purged.
+    assert metrics(purgatory) == (1, 1)
+    assert purgatory.watch_keys() == ["b"] and purgatory.watchers("b") == [other]
+
+
+def test_a_forced_grouped_operation_lingers_until_a_check_or_a_purge() -> None:
+    purgatory = Purgatory("p", group_min_keys=1)
+    ops = [ConditionOperation(100) for _ in range(3)]
+    for op in ops:
+        purgatory.try_complete_else_watch(op, ["a", "b", "a"])  # a duplicate key counts twice
+    assert metrics(purgatory) == (9, 3)
+    assert purgatory.watchers("a") == [ops[0], ops[0], ops[1], ops[1], ops[2], ops[2]]
+    ops[1].force_complete()
+    assert metrics(purgatory) == (9, 2)
+    assert purgatory.purge_completed() == 3
+    assert metrics(purgatory) == (6, 2)
+    ops[0].satisfied = True
+    assert purgatory.check_and_complete("b") == 1
+    assert metrics(purgatory) == (3, 1)
+    assert purgatory.advance_clock(100) == 1
+    assert purgatory.check_and_complete("a") == 0
+    assert metrics(purgatory) == (0, 0) and purgatory.watch_keys() == []
+
+
+def test_a_callback_adding_to_the_group_being_walked_is_tried_in_the_same_check() -> None:
+    purgatory = Purgatory("p", group_min_keys=1)
+    late = ConditionOperation(100, satisfied=False)
+
+    def add_late(_: ConditionOperation) -> None:
+        late.satisfied = False
+        purgatory.try_complete_else_watch(late, ["k", "j"])  # the group being walked
+        late.satisfied = True
+
+    first = ConditionOperation(100, on_complete_callback=add_late)
+    purgatory.try_complete_else_watch(first, ["k", "j"])
+    first.satisfied = True
+    assert purgatory.check_and_complete("k") == 2
+    assert late.is_completed and metrics(purgatory) == (0, 0)
+
+
+def test_shutdown_returns_grouped_and_listed_operations_in_watch_order() -> None:
+    purgatory = Purgatory("p", group_min_keys=2)
+    ops = [ConditionOperation(100) for _ in range(4)]
+    for op, keys in zip(ops, (["a", "b"], ["a"], ["b", "c"], ["a", "b"]), strict=True):
+        purgatory.try_complete_else_watch(op, keys)
+    ops[2].force_complete()
+    assert purgatory.shutdown() == [ops[0], ops[1], ops[3]]
+    assert metrics(purgatory) == (0, 0) and purgatory.watch_keys() == []
+
+
+def test_an_unhashable_key_in_a_group_watches_nothing() -> None:
+    purgatory = Purgatory("p", group_min_keys=1)
+    op = ConditionOperation(10)
+    with pytest.raises(PurgatoryError, match="every key must be hashable"):
+        purgatory.try_complete_else_watch(op, ["a", ["b"]])
+    assert metrics(purgatory) == (0, 0) and purgatory.watch_keys() == []
+    assert purgatory.try_complete_else_watch(op, ["a", "b"]) is False  # may be resubmitted
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "8", None])
+def test_group_min_keys_must_be_a_positive_int(value: object) -> None:
+    with pytest.raises(PurgatoryError, match="group_min_keys must be an int >= 1"):
+        Purgatory("p", group_min_keys=value)  # type: ignore[arg-type]
