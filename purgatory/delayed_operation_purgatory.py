@@ -36,7 +36,7 @@ operations; it cancels them and returns them so their owner can answer them if i
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Generic, TypeVar
 
 from purgatory.delayed_operation import DelayedOperation
@@ -203,9 +203,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         except TypeError:
             self._unwatch_prefix(operation, keys)
             operation._watched = False
-            raise InvalidKeysError(
-                f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
-            ) from None
+            raise _unhashable_keys_error(keys) from None
 
     def _unwatch_prefix(self, operation: Op, keys: Sequence[Hashable]) -> None:
         """Undo a partial :meth:`_watch` that stopped at the first unhashable key."""
@@ -224,9 +222,7 @@ class DelayedOperationPurgatory(Generic[Op]):
             group = self._groups.get(group_keys)  # hashes every key: nothing changes if one fails
         except TypeError:
             operation._watched = False
-            raise InvalidKeysError(
-                f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
-            ) from None
+            raise _unhashable_keys_error(keys) from None
         if group is None:
             group = self._add_group(group_keys)
         group.operations.append(operation)
@@ -289,7 +285,7 @@ class DelayedOperationPurgatory(Generic[Op]):
             self._watched -= group.entries()
             self._drop_group(group)
             cancelled += group.operations
-        pending = [operation for operation in dict.fromkeys(cancelled) if not operation._done]
+        pending = _pending(dict.fromkeys(cancelled))
         for operation in pending:
             operation._cancel_without_completing()
         pending.sort(key=_by_watch_order)
@@ -311,7 +307,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         lists = self._watch_lists
         for key in list(lists):
             watchers = lists[key]
-            live = [operation for operation in watchers if not operation._done]
+            live = _pending(watchers)
             if len(live) != len(watchers):
                 removed += len(watchers) - len(live)
                 if live:
@@ -322,7 +318,7 @@ class DelayedOperationPurgatory(Generic[Op]):
                     del lists[key]
         for group in list(self._groups.values()):
             watchers = group.operations
-            live = [operation for operation in watchers if not operation._done]
+            live = _pending(watchers)
             if len(live) != len(watchers):
                 removed += (len(watchers) - len(live)) * len(group.keys)
                 if live:
@@ -345,7 +341,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         self._shut_down = True
         watched = [op for watchers in self._watch_lists.values() for op in watchers]
         watched += [op for group in self._groups.values() for op in group.operations]
-        pending = [operation for operation in dict.fromkeys(watched) if not operation._done]
+        pending = _pending(dict.fromkeys(watched))
         pending.sort(key=_by_watch_order)
         for operation in pending:
             operation._cancel_without_completing()
@@ -364,7 +360,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         """Drop completed operations from ``key``'s list (if it is still that key's list)."""
         if self._watch_lists.get(key) is not watchers:
             return  # cancelled or purged away meanwhile
-        live = [operation for operation in watchers if not operation._done]
+        live = _pending(watchers)
         if len(live) == len(watchers):
             return
         self._watched -= len(watchers) - len(live)
@@ -401,7 +397,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         if group.dropped:
             return
         watchers = group.operations
-        live = [operation for operation in watchers if not operation._done]
+        live = _pending(watchers)
         if len(live) == len(watchers):
             return
         self._watched -= (len(watchers) - len(live)) * len(group.keys)
@@ -431,6 +427,17 @@ def _try_each(watchers: list[Op]) -> int:
         if not operation._done and operation.try_complete():
             completed += 1
     return completed
+
+
+def _pending(operations: Iterable[Op]) -> list[Op]:
+    """The operations not completed (nor cancelled) yet, in order."""
+    return [operation for operation in operations if not operation._done]
+
+
+def _unhashable_keys_error(keys: Sequence[Hashable]) -> InvalidKeysError:
+    return InvalidKeysError(
+        f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
+    )
 
 
 def _by_watch_order(operation: DelayedOperation) -> int:

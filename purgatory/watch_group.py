@@ -38,7 +38,3 @@ class WatchGroup(Generic[Op]):
     def entries(self) -> int:
         """Watch-list entries the group stands for: one per (operation, key) pair."""
         return len(self.operations) * len(self.keys)
-
-    def live_operations(self) -> list[Op]:
-        """The operations not completed (nor cancelled) yet, in watch order."""
-        return [operation for operation in self.operations if not operation._done]

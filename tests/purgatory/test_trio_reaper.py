@@ -55,6 +55,11 @@ class Recorded(DelayedOperation):
             raise self.fail
 
 
+def ten_unit_tick_purgatory(clock: LoopClock) -> DelayedOperationPurgatory[Recorded]:
+    """A purgatory on ``clock`` whose timer ticks every 10 units (deadlines round up)."""
+    return DelayedOperationPurgatory("p", tick=10, clock=clock)
+
+
 def submit(
     purgatory: DelayedOperationPurgatory[Recorded],
     clock: LoopClock,
@@ -178,9 +183,7 @@ async def test_earlier_deadline_added_while_sleeping_wakes_the_reaper(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     clock = trio_clock()
-    purgatory: DelayedOperationPurgatory[Recorded] = DelayedOperationPurgatory(
-        "p", tick=10, clock=clock
-    )
+    purgatory = ten_unit_tick_purgatory(clock)
     async with open_trio_reaper(purgatory, clock) as reaper:
         late = submit(purgatory, clock, 10_000)
         await trio.sleep(1)  # the reaper sleeps until 10 s
@@ -198,9 +201,7 @@ async def test_later_deadline_or_one_in_the_same_tick_does_not_wake_the_reaper(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     clock = trio_clock()
-    purgatory: DelayedOperationPurgatory[Recorded] = DelayedOperationPurgatory(
-        "p", tick=10, clock=clock
-    )
+    purgatory = ten_unit_tick_purgatory(clock)
     async with open_trio_reaper(purgatory, clock) as reaper:
         first = submit(purgatory, clock, 1000)
         await trio.sleep(0.1)

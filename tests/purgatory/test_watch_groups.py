@@ -105,7 +105,7 @@ def test_an_unhashable_key_in_a_group_watches_nothing() -> None:
     purgatory = Purgatory("p", group_min_keys=1)
     op = ConditionOperation(10)
     with pytest.raises(PurgatoryError, match="every key must be hashable"):
-        purgatory.try_complete_else_watch(op, ["a", ["b"]])
+        purgatory.try_complete_else_watch(op, ["a", ["b"]])  # type: ignore[list-item]
     assert metrics(purgatory) == (0, 0) and purgatory.watch_keys() == []
     assert purgatory.try_complete_else_watch(op, ["a", "b"]) is False  # may be resubmitted
 
