@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from sim.sweep.bench import (
     TARGET_SPEEDUP,
@@ -50,5 +51,8 @@ def test_the_text_report_flags_a_stand_in_run_function() -> None:
     assert "NOT the simulator" not in format_result(result(), real_simulator=True)
 
 
-def test_parallel_capacity_is_a_plausible_ratio() -> None:
-    assert 0.5 < parallel_capacity(200_000) < 2.5
+def test_parallel_capacity_times_both_sides_and_returns_their_ratio() -> None:
+    # Only that the two-process pool ran and a finite ratio came back: its value is a timing,
+    # which a test must not bound (a busy CI machine can push it anywhere).
+    capacity = parallel_capacity(50_000, trials=1)
+    assert math.isfinite(capacity) and capacity > 0
