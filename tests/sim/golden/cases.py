@@ -1,0 +1,53 @@
+"""Golden-output cases: every bundled scenario, shortened, run with a fixed seed.
+
+Each case is a scenario source and ``--set`` overrides that keep a run to a few virtual
+seconds while exercising what the full scenario does (faults moved early, commits frequent).
+:func:`digests` runs one case and returns the SHA-256 of each file of its run directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from sim.runner import run_scenario
+from sim.scenario import load_scenario
+
+__all__ = ["CASES", "SEED", "digests"]
+
+SEED = 3
+_HERE = Path(__file__).parent
+_SHORT = (
+    "simulation.duration=5s",
+    "simulation.warmup=1s",
+    "producers[0].rate=2000",
+)
+_BURROW = ("burrow.commit_interval_ms=1000",)
+_FAULT = ("faults[0].at=2s", "faults[0].duration=1500ms")
+
+CASES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "default": ("default", _SHORT + _BURROW),
+    "acks1": ("acks1", _SHORT + _BURROW),
+    "burrow-per-partition": ("burrow-per-partition", _SHORT + _BURROW),
+    "broker-failure": ("broker-failure", _SHORT + _BURROW + _FAULT),
+    "broker-failure-lost-log": (
+        "broker-failure",
+        _SHORT + _BURROW + _FAULT + ("faults[0].log=lost",),
+    ),
+    "slow-follower": ("slow-follower", _SHORT + _BURROW + _FAULT),
+    "stalled-follower": ("stalled-follower", _SHORT + _BURROW + _FAULT),
+    "consumers": (str(_HERE / "consumers.toml"), _SHORT + _BURROW),
+}
+
+
+def digests(name: str, tmp: str | Path) -> dict[str, str]:
+    """Run case ``name`` with :data:`SEED`; return {file name: SHA-256 hex} of its run
+    directory (Parquet tables and summary JSON; no plots)."""
+    source, overrides = CASES[name]
+    scenario = load_scenario(source, list(overrides))
+    out = Path(tmp) / name
+    run_scenario(scenario, SEED).write(out, plots=False)
+    return {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(out.iterdir())
+    }
