@@ -1,6 +1,6 @@
 """RequestChannel: where a broker's responses go, each paired with the request it answers.
 
-A driver (the in-process harness, the simulator, a network server) hands a :class:`Request` to
+A driver (the in-process cluster, the simulator, a network server) hands a :class:`Request` to
 :meth:`apis.KafkaApis.handle`; sooner or later exactly one :class:`Response` for it appears in
 the broker's :class:`RequestChannel`, and the driver drains the channel and routes each response
 to the connection that sent the request. Responses can appear during ``handle`` (an immediate

@@ -29,7 +29,7 @@ class OffsetConfig:
     * ``offsets_topic_num_partitions`` (``offsets.topic.num.partitions``, 50): partitions of
       ``__consumer_offsets``; a group lives on ``abs(hash(group)) % this``.
     * ``offsets_topic_replication_factor`` (``offsets.topic.replication.factor``, 3): used by
-      whoever creates the topic (the harness's controller).
+      whoever creates the topic (the in-process cluster's controller).
     * ``offsets_commit_timeout_ms`` (``offsets.commit.timeout.ms``, 5000): how long a commit
       waits for its acks=-1 append before answering REQUEST_TIMED_OUT.
     * ``offset_metadata_max_bytes`` (``offset.metadata.max.bytes``, 4096): longest metadata

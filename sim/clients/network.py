@@ -1,6 +1,6 @@
 """The two things a simulated client needs from the cluster: a transport and a metadata view.
 
-Both are Protocols so that a client runs unchanged against the in-process cluster harness, a
+Both are Protocols so that a client runs unchanged against the in-process cluster, a
 test double or a broker model with no network at all.
 
 ``ClientNetwork`` carries ``apis`` request objects (``ProduceRequest``, ``FetchRequest``,

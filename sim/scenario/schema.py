@@ -7,7 +7,7 @@ Defaults are Kafka's where Kafka has one. ``python -m sim knobs`` lists every kn
 
 Times inside the simulator are integer microseconds; broker and client settings keep Kafka's
 unit (milliseconds for ``*_ms``). Node names on the network (what latency spikes match):
-``broker-<id>`` for brokers (ids ``0 .. brokers-1``, as ``sim.harness.broker_node_name``
+``broker-<id>`` for brokers (ids ``0 .. brokers-1``, as ``cluster.broker_node_name``
 spells them) and the clients' ids.
 """
 

@@ -2,7 +2,7 @@
 
 Each client is a node on the network named by its client id (``producer-<i>``,
 ``consumer-<i>``, ``burrow``) and talks to the brokers through a :class:`ClientPort`, the
-:class:`~sim.clients.ClientNetwork` over the harness cluster. A client has its own
+:class:`~sim.clients.ClientNetwork` over the in-process cluster. A client has its own
 :class:`~sim.clients.MetadataCache`, refreshed once before the client starts; it draws its
 randomness from the stream named by its client id (``<id>:workload`` for a producer's
 arrivals, sizes and keys), so adding a client does not perturb the others.
@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from apis.request_channel import Request
+from cluster import broker_node_name
 from replica.types import TopicPartition
 from sim.clients import (
     BurrowConsumer,
@@ -30,7 +31,6 @@ from sim.clients import (
     WorkloadDriver,
 )
 from sim.engine import Simulator
-from sim.harness import broker_node_name
 from sim.network import Network
 from sim.scenario import (
     BurrowSection,
@@ -49,7 +49,7 @@ class ClientPort:
     to the simulator's transport (the network, then the broker's handler pool), with the
     client's own correlation ids; responses always arrive as later events.
 
-    Clients are not part of the harness cluster, so their requests skip ``Cluster.send``:
+    Clients are not part of the in-process cluster, so their requests skip ``Cluster.send``:
     nothing in the cluster needs settling when a client sends or is answered.
     """
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, Literal
 
-from sim.harness import Cluster, broker_node_name
+from cluster import Cluster, broker_node_name
 from sim.output import MetricsRecorder
 from sim.request_handling import RequestHandlerPool
 

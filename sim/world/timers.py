@@ -1,6 +1,6 @@
 """Broker time on the simulator: the brokers' millisecond clock and their timer wake-ups.
 
-The brokers read the harness cluster's :class:`~sim.harness.ManualClock` (integer ms); the
+The brokers read the in-process cluster's :class:`~cluster.ManualClock` (integer ms); the
 simulator counts microseconds. :meth:`BrokerTimers.sync_clock` sets the clock to
 ``now_us // 1000`` and is called before anything enters broker code.
 
@@ -14,8 +14,8 @@ response to one of its own fetches, or changes state (a fault), so the world cal
 
 from __future__ import annotations
 
+from cluster import Cluster, ClusterError
 from sim.engine import Event, Simulator
-from sim.harness import Cluster, HarnessError
 
 __all__ = ["BrokerTimers"]
 
@@ -67,7 +67,7 @@ class BrokerTimers:
         self._cluster.run_until_idle()
         deadline = node.next_deadline()
         if deadline is not None and deadline <= now_ms:
-            raise HarnessError(
+            raise ClusterError(
                 f"broker {broker_id}: a timer due at {deadline} ms did not fire at {now_ms} ms"
             )
         self.arm(broker_id)

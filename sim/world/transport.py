@@ -1,4 +1,4 @@
-"""The harness transport of the simulator: requests over the simulated network, through each
+"""The cluster transport of the simulator: requests over the simulated network, through each
 broker's request handler pool, and responses back over the network.
 
 A request's life (every time is virtual, in microseconds):
@@ -13,7 +13,7 @@ A request's life (every time is virtual, in microseconds):
    response travels back on the link ``broker-<id> -> source``;
 5. it arrives and the sender's ``on_response`` runs.
 
-Every request ends in exactly one ``on_response`` call, as the harness's transport contract
+Every request ends in exactly one ``on_response`` call, as the cluster's transport contract
 requires: a message the network loses (an endpoint down, a connection broken while in flight)
 and a request dropped from a crashed broker's queue are answered with the request's
 NETWORK_EXCEPTION response. The one exception is an acks=0 produce, which gets no response, as
@@ -27,7 +27,7 @@ for (response time - handling time) -- the Produce purgatory for Produce and Off
 append), the Fetch purgatory for fetches.
 
 Setup mode: until :meth:`SimTransport.go_live`, messages are delivered at once, in FIFO order,
-by :meth:`SimTransport.poll` (like the harness's ImmediateTransport), so the cluster starts at
+by :meth:`SimTransport.poll` (like the cluster's ImmediateTransport), so the cluster starts at
 time 0 with its topics created and leaders elected; responses sent after going live travel the
 network even for requests made during setup (e.g. the followers' first long-polling fetches).
 """
@@ -42,9 +42,9 @@ from apis.fetch import FetchRequest
 from apis.offset_commit import OffsetCommitRequest
 from apis.produce import ProduceRequest
 from apis.request_channel import Request, ResponseBody
+from cluster import Receiver, ResponseCallback, UnknownBrokerError, broker_node_name
 from replica.errors import Errors
 from sim.engine import Simulator
-from sim.harness import Receiver, ResponseCallback, UnknownBrokerError, broker_node_name
 from sim.network import Network
 from sim.output import MetricsRecorder
 from sim.request_handling import RequestHandlerPool, local_time_sampler
@@ -93,7 +93,7 @@ class Exchange:
 
 
 class SimTransport:
-    """A harness :class:`~sim.harness.Transport` over ``network`` (see the module docstring).
+    """A :class:`~cluster.Transport` over ``network`` (see the module docstring).
 
     ``broker_ids`` get one handler pool each, configured by ``cluster`` (num.io.threads,
     queued.max.requests, request_local_time, drawn from the stream
@@ -136,7 +136,7 @@ class SimTransport:
         keeps the brokers' clock in step and is re-armed after each delivery."""
         self._timers = timers
 
-    # -- the harness Transport protocol -------------------------------------------------------
+    # -- the cluster Transport protocol --------------------------------------------------------
 
     def bind(self, receiver: Receiver) -> None:
         """Set the function that hands a request to its broker (the cluster's)."""

@@ -5,7 +5,7 @@ and wires the real broker code into the simulator's time:
 
 * a :class:`~sim.network.Network` with a node per broker (``broker-<id>``), one for the
   controller (``controller``, linked like a broker) and one per client;
-* the harness :class:`~sim.harness.Cluster` (real ``KafkaApis`` / ``ReplicaManager`` /
+* the in-process :class:`~cluster.Cluster` (real ``KafkaApis`` / ``ReplicaManager`` /
   ``OffsetManager`` per broker, the minimal controller) over a
   :class:`~sim.world.transport.SimTransport`: network latency both ways and a request handler
   pool per broker. The cluster is set up instantly at time 0 (``__consumer_offsets`` and the
@@ -22,10 +22,10 @@ time.
 from __future__ import annotations
 
 from apis.config import KafkaConfig
+from cluster import BrokerNode, Cluster, broker_node_name
 from coordinator.config import OFFSETS_TOPIC
 from sim.clients import MetricsAdapter
 from sim.engine import Simulator
-from sim.harness import BrokerNode, Cluster, broker_node_name
 from sim.network import Network
 from sim.output import MetricsRecorder
 from sim.scenario import Scenario
@@ -38,13 +38,13 @@ from sim.world.transport import SimTransport
 __all__ = ["CONTROLLER_NODE", "World"]
 
 CONTROLLER_NODE = "controller"
-"""The controller's node name (the harness sends its requests from ``"controller"``)."""
+"""The controller's node name (the cluster sends its requests from ``"controller"``)."""
 
 
 class World:
     """Everything ``scenario`` simulates, built on ``sim`` and reporting to ``recorder``.
 
-    Raises whatever the harness raises for an impossible cluster (the scenario loader has
+    Raises whatever the cluster raises for an impossible cluster (the scenario loader has
     already checked topics, replication factors and fault targets).
     """
 
@@ -75,7 +75,7 @@ class World:
 
     def _create_topics(self, scenario: Scenario) -> None:
         """``__consumer_offsets`` (its replication factor capped at the broker count, as the
-        harness does) and the scenario's topics, with the followers' fetchers held back
+        cluster does) and the scenario's topics, with the followers' fetchers held back
         until every partition exists: otherwise a fetch built before the last topic is
         created would long-poll without that topic's partitions, and the first acks=all
         produces would wait replica.fetch.wait.max.ms for their followers."""
@@ -110,8 +110,8 @@ class World:
         then it restarts as a fresh broker that re-replicates everything from the leaders."""
         self.timers.sync_clock()
         if lose_log:
-            # The harness restarts a broker with its state; a lost disk is a new, empty
-            # broker under the same id (see /work/notes/REQUESTS_TO_HARNESS.md).
+            # The cluster restarts a broker with its state; a lost disk is a new, empty
+            # broker under the same id.
             old = self.cluster.brokers[broker_id]
             fresh = BrokerNode(broker_id, self.cluster.config, self.cluster.clock)
             fresh.stop()

@@ -1,6 +1,6 @@
 """The simulator against what its answers must agree with (../shared/reference/validation.md).
 
-Every run here is the real broker code (apis/replica/coordinator through the harness) on the
+Every run here is the real broker code (apis/replica/coordinator through the cluster) on the
 simulated network, with small scenarios (tests/sim/world_scenarios.py): constant 1 ms one-way
 latencies and 100 us of handler time, so the broker laws can be checked to the microsecond.
 """

@@ -4,17 +4,17 @@ Import :class:`ClusterStateMachine` and run it against your changes::
 
     from hypothesis import settings
     from hypothesis.stateful import run_state_machine_as_test
-    from sim.harness.testing import ClusterStateMachine
+    from cluster.testing import ClusterStateMachine
 
     run_state_machine_as_test(
         ClusterStateMachine, settings=settings(max_examples=100, stateful_step_count=30)
     )
 
 (or subclass it and expose ``YourSubclass.TestCase`` to pytest, as
-``tests/harness/test_state_machine.py`` does).
+``tests/cluster/test_state_machine.py`` does).
 
 The machine runs 3 real brokers (RF 3, ``min.insync.replicas`` 2, one topic of 2
-partitions) over an :class:`~sim.harness.transport.ImmediateTransport` that holds follower
+partitions) over an :class:`~cluster.transport.ImmediateTransport` that holds follower
 fetches: clients' and the controller's messages are delivered at once, but every follower
 fetch waits until the machine delivers it, so hypothesis chooses how far each follower lags.
 Rules: produces (acks -1/0/1, various
@@ -49,13 +49,13 @@ from apis.config import KafkaConfig
 from apis.fetch import FetchRequest, FetchResponse
 from apis.produce import ProduceRequest, ProduceResponse
 from apis.request_channel import Request, Response
+from cluster.client import Client
+from cluster.cluster import Call, Cluster
+from cluster.transport import ImmediateTransport
 from replica.config import BrokerConfig
 from replica.errors import Errors
 from replica.replica_manager import ReplicaManager
 from replica.types import TopicPartition
-from sim.harness.client import Client
-from sim.harness.cluster import Call, Cluster
-from sim.harness.transport import ImmediateTransport
 
 __all__ = ["ClusterStateMachine", "log_contents"]
 

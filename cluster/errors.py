@@ -1,11 +1,11 @@
-"""Exceptions of the cluster harness (bad arguments and broken invariants)."""
+"""Exceptions of the in-process cluster (bad arguments and broken invariants)."""
 
 from __future__ import annotations
 
 __all__ = [
     "BrokerStateError",
+    "ClusterError",
     "DuplicateResponseError",
-    "HarnessError",
     "IneligibleLeaderError",
     "InvalidTopicError",
     "UnexpectedResponseError",
@@ -13,29 +13,29 @@ __all__ = [
 ]
 
 
-class HarnessError(Exception):
-    """Base class of every exception the harness raises on purpose."""
+class ClusterError(Exception):
+    """Base class of every exception the cluster raises on purpose."""
 
 
-class UnknownBrokerError(HarnessError, ValueError):
+class UnknownBrokerError(ClusterError, ValueError):
     """A broker id that is not part of the cluster."""
 
 
-class BrokerStateError(HarnessError, RuntimeError):
+class BrokerStateError(ClusterError, RuntimeError):
     """An operation that needs a running (or stopped) broker got one in the other state."""
 
 
-class InvalidTopicError(HarnessError, ValueError):
+class InvalidTopicError(ClusterError, ValueError):
     """A topic that already exists, or a partition count / replication factor out of range."""
 
 
-class IneligibleLeaderError(HarnessError, ValueError):
+class IneligibleLeaderError(ClusterError, ValueError):
     """A leader election named a broker that is not a live member of the partition's ISR."""
 
 
-class DuplicateResponseError(HarnessError, RuntimeError):
+class DuplicateResponseError(ClusterError, RuntimeError):
     """A broker answered a request twice: the one-response-per-request guarantee broke."""
 
 
-class UnexpectedResponseError(HarnessError, AssertionError):
+class UnexpectedResponseError(ClusterError, AssertionError):
     """A call has no response yet, or a response of another type than expected."""

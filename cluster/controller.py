@@ -1,4 +1,4 @@
-"""Controller: the harness' minimal Kafka controller.
+"""Controller: the cluster's minimal Kafka controller.
 
 It keeps the authoritative state of every partition (leader, leader epoch, ISR, replicas) and
 tells brokers about it with LeaderAndIsr and UpdateMetadata requests, like Kafka's
@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from apis.controller_requests import LeaderAndIsrRequest, UpdateMetadataRequest
 from apis.metadata import BrokerEndpoint
 from apis.request_channel import RequestBody
+from cluster.errors import IneligibleLeaderError, InvalidTopicError, UnknownBrokerError
 from replica.types import PartitionState, TopicPartition
-from sim.harness.errors import IneligibleLeaderError, InvalidTopicError, UnknownBrokerError
 
 __all__ = ["Controller", "LeaderIsrLookup"]
 

@@ -16,10 +16,10 @@ from apis import (
     OffsetFetchResponse,
     ProduceResponse,
 )
+from cluster import Call, Client, Cluster
 from coordinator import OFFSETS_TOPIC, OffsetConfig
 from replica.config import BrokerConfig
 from replica.types import TopicPartition
-from sim.harness import Call, Client, Cluster
 
 TP = TopicPartition("events", 0)
 GROUP = "billing"

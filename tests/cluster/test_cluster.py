@@ -1,4 +1,4 @@
-"""The harness itself: controller decisions, faults, transports, time."""
+"""The in-process cluster itself: controller decisions, faults, transports, time."""
 
 from __future__ import annotations
 
@@ -17,10 +17,7 @@ from apis import (
     Request,
     ResponseBody,
 )
-from coordinator import OFFSETS_TOPIC, OffsetConfig
-from purgatory import ClockWentBackwardsError
-from replica.types import PartitionState, TopicPartition
-from sim.harness import (
+from cluster import (
     BrokerStateError,
     Client,
     Cluster,
@@ -34,6 +31,9 @@ from sim.harness import (
     UnexpectedResponseError,
     UnknownBrokerError,
 )
+from coordinator import OFFSETS_TOPIC, OffsetConfig
+from purgatory import ClockWentBackwardsError
+from replica.types import PartitionState, TopicPartition
 
 SMALL = KafkaConfig(offsets=OffsetConfig(offsets_topic_num_partitions=3))
 
@@ -240,7 +240,7 @@ class SteppedTransport:
         return count
 
 
-def test_a_transport_that_delivers_outside_the_harness() -> None:
+def test_a_transport_that_delivers_outside_the_cluster() -> None:
     transport = SteppedTransport()
     cluster = Cluster(3, config=SMALL, transport=transport)
     tp = TopicPartition("t", 0)

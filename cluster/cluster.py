@@ -1,14 +1,14 @@
 """Cluster: several brokers, a controller, a transport and a manual clock, in one process.
 
-Everything runs the real ``apis`` / ``coordinator`` / ``replica`` code; the harness only moves
+Everything runs the real ``apis`` / ``coordinator`` / ``replica`` code; the cluster only moves
 requests, responses and time around:
 
-* requests go through the :class:`~sim.harness.transport.Transport` (clients', the
+* requests go through the :class:`~cluster.transport.Transport` (clients', the
   controller's, and each follower's replica fetches to its leader's ``KafkaApis.handle_fetch``);
 * :meth:`Cluster.run_until_idle` delivers, drains the brokers' request channels, runs the
   offset loads and starts ready fetches until nothing is left to do at the current time; every
   public method ends with it, so with the default
-  :class:`~sim.harness.transport.ImmediateTransport` each call leaves the cluster settled;
+  :class:`~cluster.transport.ImmediateTransport` each call leaves the cluster settled;
 * :meth:`Cluster.advance` moves the clock, stopping at every timer deadline in between
   (delayed produce/fetch expiry, ISR checks, fetch back-off) and settling at each.
 
@@ -27,25 +27,25 @@ import attrs
 from apis.config import KafkaConfig
 from apis.fetch import FetchRequest, FetchResponse
 from apis.request_channel import Request, RequestBody, ResponseBody
-from coordinator.config import OFFSETS_TOPIC
-from replica.errors import Errors
-from replica.replica_fetcher import ReplicaFetcher, ReplicaFetchRequest
-from replica.types import PartitionState, TopicPartition
-from sim.harness.broker import BrokerNode
-from sim.harness.clock import ManualClock
-from sim.harness.controller import Controller
-from sim.harness.errors import (
+from cluster.broker import BrokerNode
+from cluster.clock import ManualClock
+from cluster.controller import Controller
+from cluster.errors import (
+    ClusterError,
     DuplicateResponseError,
-    HarnessError,
     UnexpectedResponseError,
     UnknownBrokerError,
 )
-from sim.harness.transport import (
+from cluster.transport import (
     ImmediateTransport,
     ResponseCallback,
     Transport,
     broker_node_name,
 )
+from coordinator.config import OFFSETS_TOPIC
+from replica.errors import Errors
+from replica.replica_fetcher import ReplicaFetcher, ReplicaFetchRequest
+from replica.types import PartitionState, TopicPartition
 
 __all__ = ["Call", "Cluster"]
 
@@ -269,7 +269,7 @@ class Cluster:
         while (deadline := self.next_deadline()) is not None and deadline <= target:
             self.advance_to(max(deadline, self.clock.now))
             if self.next_deadline() == deadline:
-                raise HarnessError(f"a timer due at {deadline} ms did not fire")
+                raise ClusterError(f"a timer due at {deadline} ms did not fire")
         self.advance_to(target)
 
     # -- topics and faults ------------------------------------------------------------------

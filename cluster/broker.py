@@ -1,4 +1,4 @@
-"""BrokerNode: one broker of the harness, wired from the real layers.
+"""BrokerNode: one broker of the in-process cluster, wired from the real layers.
 
 A node owns a :class:`~replica.replica_manager.ReplicaManager`, an
 :class:`~coordinator.offset_manager.OffsetManager`, a :class:`~apis.metadata_cache.MetadataCache`,
@@ -24,12 +24,12 @@ from apis.kafka_apis import KafkaApis
 from apis.metadata import BrokerEndpoint
 from apis.metadata_cache import MetadataCache
 from apis.request_channel import Request, RequestChannel
+from cluster.errors import BrokerStateError, DuplicateResponseError
+from cluster.transport import ResponseCallback
 from coordinator.offset_manager import OffsetManager
 from replica.errors import Errors
 from replica.replica_fetcher import ReplicaFetcher, ReplicaFetchRequest
 from replica.replica_manager import ReplicaManager
-from sim.harness.errors import BrokerStateError, DuplicateResponseError
-from sim.harness.transport import ResponseCallback
 
 __all__ = ["BrokerNode"]
 

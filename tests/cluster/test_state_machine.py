@@ -2,7 +2,7 @@
 
 from hypothesis import HealthCheck, settings
 
-from sim.harness.testing import ClusterStateMachine
+from cluster.testing import ClusterStateMachine
 
 
 class Machine(ClusterStateMachine):

@@ -1,4 +1,4 @@
-"""ManualClock: integer milliseconds that move only when the harness moves them."""
+"""ManualClock: integer milliseconds that move only when the cluster's driver moves them."""
 
 from __future__ import annotations
 

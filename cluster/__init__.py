@@ -1,27 +1,27 @@
-"""sim.harness: an in-process cluster of real brokers over a pluggable transport.
+"""cluster: an in-process cluster of real brokers over a pluggable transport.
 
 Each :class:`BrokerNode` runs the real ``replica`` / ``coordinator`` / ``apis`` layers; a
 minimal :class:`Controller` creates topics and elects leaders; a :class:`Transport` carries
 requests (:class:`ImmediateTransport`: in order, no delay); a :class:`ManualClock` gives
-integer milliseconds. :class:`Cluster` wires them together. :mod:`sim.harness.testing` holds
+integer milliseconds. :class:`Cluster` wires them together. :mod:`cluster.testing` holds
 a hypothesis state machine of the cluster that checks Kafka's replication invariants.
 """
 
-from sim.harness.broker import BrokerNode
-from sim.harness.client import Client
-from sim.harness.clock import ManualClock
-from sim.harness.cluster import Call, Cluster
-from sim.harness.controller import Controller
-from sim.harness.errors import (
+from cluster.broker import BrokerNode
+from cluster.client import Client
+from cluster.clock import ManualClock
+from cluster.cluster import Call, Cluster
+from cluster.controller import Controller
+from cluster.errors import (
     BrokerStateError,
+    ClusterError,
     DuplicateResponseError,
-    HarnessError,
     IneligibleLeaderError,
     InvalidTopicError,
     UnexpectedResponseError,
     UnknownBrokerError,
 )
-from sim.harness.transport import (
+from cluster.transport import (
     ImmediateTransport,
     Receiver,
     ResponseCallback,
@@ -35,9 +35,9 @@ __all__ = [
     "Call",
     "Client",
     "Cluster",
+    "ClusterError",
     "Controller",
     "DuplicateResponseError",
-    "HarnessError",
     "ImmediateTransport",
     "IneligibleLeaderError",
     "InvalidTopicError",

@@ -3,7 +3,7 @@
 A convenience for tests, examples and the state machine. It routes with the controller's
 current view (the partition leader, the group coordinator) instead of Metadata and
 FindCoordinator round trips, so it never sends to a stale leader unless told to with
-``destination``. It does not retry: every :class:`~sim.harness.cluster.Call` carries the
+``destination``. It does not retry: every :class:`~cluster.cluster.Call` carries the
 broker's answer, errors included.
 """
 
@@ -16,9 +16,9 @@ from apis.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition
 from apis.offset_fetch import OffsetFetchRequest
 from apis.produce import ProduceRequest
 from apis.request_channel import RequestBody
+from cluster.cluster import Call, Cluster
 from replica.records import Record
 from replica.types import TopicPartition
-from sim.harness.cluster import Call, Cluster
 
 __all__ = ["Client"]
 

@@ -1,4 +1,4 @@
-"""How requests and responses travel between the harness' nodes.
+"""How requests and responses travel between the cluster's nodes.
 
 A :class:`Transport` carries a request from a node (a client, the controller or a broker's
 replica fetcher) to a broker and the broker's response back. The cluster binds a *receiver*
@@ -9,7 +9,7 @@ then hands the body to the sender's ``on_response``.
 Contract every transport keeps: **``on_response`` is called exactly once per** :meth:`send`,
 with the broker's response, or with ``request.body.error_response(Errors.NETWORK_EXCEPTION)``
 when the connection fails (the broker is down, or the transport loses the message). The
-harness relies on it: a replica fetcher waits for its in-flight fetch to be answered.
+the cluster relies on it: a replica fetcher waits for its in-flight fetch to be answered.
 
 :class:`ImmediateTransport` delivers in FIFO order with no delay, when :meth:`poll` runs (the
 cluster polls it until idle). A simulator plugs in its own transport with network delays and
