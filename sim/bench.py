@@ -5,7 +5,7 @@ Scenario throughput: the default scenario (the real brokers, clients and network
 per message, and how linear the cost is in the simulated duration.
 
 Engine overhead: the same callbacks (``processes`` concurrent self-rescheduling processes,
-delays from a fixed table) run on :class:`sim.engine.Simulator`, on a bare heapq loop (a
+delays from a fixed table) run on :class:`sim.core.engine.Simulator`, on a bare heapq loop (a
 ``(time, seq, callback)`` heap and nothing else: no Event objects, no cancellation, no
 checks) and on :class:`purgatory.TimingWheel` driven the same way, interleaved round by round
 in one process. Each variant's best round counts (the least disturbed by other load). Rates
@@ -24,7 +24,7 @@ from heapq import heappop, heappush
 from typing import TYPE_CHECKING
 
 from purgatory import TimingWheel
-from sim.engine import Simulator
+from sim.core.engine import Simulator
 
 if TYPE_CHECKING:
     from sim.scenario import Scenario

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from tqdm import tqdm
 
-from sim.engine import Simulator, every
+from sim.core.engine import Simulator, every
 from sim.output import MetricsRecorder, RunResult, summarize
 from sim.scenario import Scenario
 from sim.world import World

@@ -1,17 +1,12 @@
 """Simulated Kafka clients: a Sarama-style producer, a consumer and the Burrow consumer.
 
-All are sans-IO state machines on the simulator's clock (:mod:`sim.engine`): they talk to
+All are sans-IO state machines on the simulator's clock (:mod:`sim.core.engine`): they talk to
 brokers through a :class:`ClientNetwork` (``apis`` request objects in, response objects out),
 learn leaders and coordinators from a :class:`MetadataView`, draw randomness only from the
 ``random.Random`` they are given, and report what happens to every message to a
 :class:`ClientRecorder` as immutable events.
 """
 
-# sim.scenario is imported first on purpose: its schema uses these configs, so whichever of
-# the two packages is imported first, the scenario package finishes loading before ours goes
-# on (sim.scenario must import our configs from their submodules, e.g.
-# ``sim.clients.producer_config``, not from this package).
-import sim.scenario  # noqa: F401
 from sim.clients.burrow import BurrowConfig, BurrowConsumer
 from sim.clients.consumer import Consumer, ConsumerRecord
 from sim.clients.consumer_config import ConsumerConfig

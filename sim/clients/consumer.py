@@ -78,7 +78,7 @@ from sim.clients.events import (
 from sim.clients.ledger import CommitLedger
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.clients.records import message_id_of
-from sim.engine import Event, Repeating, Scheduler, every
+from sim.core.engine import Event, Repeating, Scheduler, every
 
 __all__ = ["CommitCallback", "Consumer", "ConsumerRecord"]
 

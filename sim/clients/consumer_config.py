@@ -8,8 +8,8 @@ import attrs
 
 from sim.clients.errors import ClientConfigError
 from sim.clients.validators import int_at_least, one_of
-from sim.scenario.distributions import Constant, Distribution
-from sim.scenario.fields import doc
+from sim.core.distributions import Constant, Distribution
+from sim.core.fields import doc
 
 __all__ = ["ConsumerConfig"]
 

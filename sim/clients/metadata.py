@@ -18,7 +18,7 @@ from replica.errors import Errors
 from replica.types import TopicPartition
 from sim.clients.errors import ClientConfigError
 from sim.clients.network import ClientNetwork
-from sim.engine import Scheduler
+from sim.core.engine import Scheduler
 
 __all__ = ["MetadataCache"]
 

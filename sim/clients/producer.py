@@ -56,7 +56,7 @@ from sim.clients.partitioner import Partitioner
 from sim.clients.producer_config import ProducerConfig
 from sim.clients.records import make_record
 from sim.clients.retry_levels import RetryLevels, Route
-from sim.engine import Event, Scheduler
+from sim.core.engine import Event, Scheduler
 
 __all__ = ["Producer"]
 

@@ -27,7 +27,7 @@ import attrs
 
 from sim.clients.partitioner import PartitionerName
 from sim.clients.validators import int_at_least, one_of
-from sim.scenario.fields import doc
+from sim.core.fields import doc
 
 __all__ = ["ProducerConfig"]
 

@@ -19,9 +19,9 @@ import attrs
 from sim.clients.errors import ClientConfigError
 from sim.clients.producer import Producer
 from sim.clients.validators import int_at_least, one_of
-from sim.engine import Event, Scheduler
-from sim.scenario.distributions import Constant, Distribution
-from sim.scenario.fields import doc
+from sim.core.distributions import Constant, Distribution
+from sim.core.engine import Event, Scheduler
+from sim.core.fields import doc
 
 __all__ = ["ArrivalKind", "ProducerWorkload", "WorkloadDriver", "arrival_times"]
 

@@ -8,8 +8,8 @@
 Every error is a :class:`ScenarioError` whose message is one line naming the field.
 """
 
+from sim.core.distributions import Constant, Distribution, Exponential, Lognormal, Uniform
 from sim.scenario.clients import BurrowSection, ConsumerSection, ProducerSection
-from sim.scenario.distributions import Constant, Distribution, Exponential, Lognormal, Uniform
 from sim.scenario.errors import ScenarioError
 from sim.scenario.files import (
     Override,

@@ -13,8 +13,7 @@ what the scenario has to say about where a client reads or writes:
   ``processing_time`` would clash with Burrow's).
 
 Flattened knobs also read as the section's own attributes (``producers[0].acks`` is
-``scenario.producers[0].acks`` as well as ``.config.acks``). The configs are imported from
-their submodules: ``sim.clients`` imports this package first.
+``scenario.producers[0].acks`` as well as ``.config.acks``).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from sim.clients.burrow.config import BurrowConfig
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.producer_config import ProducerConfig
 from sim.clients.workload import ProducerWorkload
-from sim.scenario.fields import FlattenedAccess, doc
+from sim.core.fields import FlattenedAccess, doc
 
 __all__ = ["BurrowSection", "ConsumerSection", "ProducerSection"]
 

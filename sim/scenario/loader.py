@@ -5,7 +5,7 @@ reading the fields' type annotations: ``int``, ``float``, ``bool``, ``str``, ``L
 enums, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``, ``X | None``, nested attrs classes and
 unions of attrs classes told apart by a ``Literal`` tag field (the first field they all have
 whose type is a Literal, e.g. ``distribution``). Int fields with a unit (see
-:mod:`sim.scenario.fields`) accept durations and sizes as strings. Missing fields take the
+:mod:`sim.core.fields`) accept durations and sizes as strings. Missing fields take the
 class's defaults; attrs validators run as usual.
 
 Kafka's dotted spelling is accepted for any field: ``replica.fetch.wait.max.ms = 500`` (a
@@ -31,9 +31,9 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 
+from sim.core.fields import SIZE_UNIT, field_unit
+from sim.core.units import UnitError, format_duration, format_size, parse_duration, parse_size
 from sim.scenario.errors import ScenarioError
-from sim.scenario.fields import SIZE_UNIT, field_unit
-from sim.scenario.units import UnitError, format_duration, format_size, parse_duration, parse_size
 
 __all__ = [
     "FieldSpec",

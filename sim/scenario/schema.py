@@ -20,11 +20,12 @@ import attrs
 
 from coordinator.config import OffsetConfig
 from replica.config import BrokerConfig
+from sim.core.distributions import Distribution, Exponential
+from sim.core.fields import at_least, doc
+from sim.core.network import LatencySpike, NetworkConfig
+from sim.core.units import format_duration
 from sim.scenario.clients import BurrowSection, ConsumerSection, ProducerSection
-from sim.scenario.distributions import Distribution, Exponential, Lognormal
 from sim.scenario.errors import ScenarioError
-from sim.scenario.fields import at_least, doc
-from sim.scenario.units import format_duration
 
 __all__ = [
     "BrokerFailure",
@@ -93,20 +94,6 @@ class ClusterConfig:
     )
 
 
-@attrs.frozen(kw_only=True)
-class NetworkConfig:
-    """``[network]``: one-way latency per link class; links deliver in order (TCP-like)."""
-
-    client_broker: Distribution = attrs.field(
-        factory=lambda: Lognormal(median=250, sigma=0.3),
-        metadata=doc("latency between a client and a broker"),
-    )
-    broker_broker: Distribution = attrs.field(
-        factory=lambda: Lognormal(median=250, sigma=0.3),
-        metadata=doc("latency between two brokers (replication)"),
-    )
-
-
 _optional_positive = attrs.validators.optional(at_least(1))
 
 
@@ -124,27 +111,6 @@ class TopicConfig:
     replication_factor: int = attrs.field(
         default=1, validator=at_least(1), metadata=doc("default.replication.factor")
     )
-
-
-@attrs.frozen(kw_only=True)
-class LatencySpike:
-    """A fault: ``extra`` one-way latency on matching links during ``[at, at + duration)``.
-
-    ``src``/``dst`` are node names or shell patterns (``broker-*``, ``*``); with
-    ``bidirectional`` the reverse direction is slowed too.
-    """
-
-    type: Literal["latency_spike"] = "latency_spike"
-    at: int = attrs.field(validator=at_least(0), metadata=doc("start (virtual time)", unit="us"))
-    duration: int = attrs.field(
-        validator=at_least(1), metadata=doc("length of the spike", unit="us")
-    )
-    extra: int = attrs.field(
-        validator=at_least(0), metadata=doc("added one-way latency", unit="us")
-    )
-    src: str = attrs.field(default="*", metadata=doc("sending node (pattern)"))
-    dst: str = attrs.field(default="*", metadata=doc("receiving node (pattern)"))
-    bidirectional: bool = attrs.field(default=True, metadata=doc("also slow dst -> src"))
 
 
 @attrs.frozen(kw_only=True)

@@ -32,7 +32,7 @@ import pyarrow.csv
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from sim.clients.confidence import t_quantile
+from sim.core.statistics import t_quantile
 from sim.sweep.errors import SweepError
 from sim.sweep.manifest import Manifest
 from sim.sweep.tables import knob_type

@@ -30,8 +30,8 @@ from sim.clients import (
     Producer,
     WorkloadDriver,
 )
-from sim.engine import Simulator
-from sim.network import Network
+from sim.core.engine import Simulator
+from sim.core.network import Network
 from sim.scenario import (
     BurrowSection,
     ConsumerSection,

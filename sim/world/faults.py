@@ -8,24 +8,48 @@
 * ``consumer_crash``: the consumer is killed at ``at`` and a new instance starts after
   ``duration`` (:class:`~sim.world.clients.ConsumerSlot`).
 
-Faults at the same time are applied in the order of the scenario file.
+Faults at the same time are applied in the order of the scenario file. They act on a
+:class:`FaultTarget`, the few things a fault needs of the world (which :class:`~sim.world.World`
+provides), so this module does not depend on the world that schedules it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from sim.core.engine import Simulator
+from sim.core.network import Network
 from sim.scenario import BrokerFailure, Fault, FollowerStall, LatencySpike
+from sim.world.clients import ConsumerSlot
 
-if TYPE_CHECKING:
-    from sim.world.world import World
-
-__all__ = ["schedule_faults"]
+__all__ = ["FaultTarget", "schedule_faults"]
 
 
-def schedule_faults(world: World, faults: Sequence[Fault]) -> None:
+class FaultTarget(Protocol):
+    """What faults act on: the engine that times them, the network (latency spikes), the
+    consumers by client id (crashes) and the broker-level fault actions."""
+
+    @property
+    def sim(self) -> Simulator: ...
+
+    @property
+    def network(self) -> Network: ...
+
+    @property
+    def consumers(self) -> Mapping[str, ConsumerSlot]: ...
+
+    def crash_broker(self, broker_id: int) -> None: ...
+
+    def restart_broker(self, broker_id: int, *, lose_log: bool = False) -> None: ...
+
+    def stall_follower(self, broker_id: int) -> None: ...
+
+    def resume_follower(self, broker_id: int) -> None: ...
+
+
+def schedule_faults(world: FaultTarget, faults: Sequence[Fault]) -> None:
     """Schedule every fault of ``faults`` on ``world`` (see the module docstring)."""
     for fault in faults:
         if isinstance(fault, LatencySpike):

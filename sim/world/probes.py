@@ -23,8 +23,8 @@ from functools import partial
 from typing import Any, Literal
 
 from cluster import Cluster, broker_node_name
+from sim.core.request_handling import RequestHandlerPool
 from sim.output import MetricsRecorder
-from sim.request_handling import RequestHandlerPool
 
 __all__ = ["purgatory_size", "register_probes", "replica_lag_max", "under_replicated_partitions"]
 

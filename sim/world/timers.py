@@ -15,7 +15,7 @@ response to one of its own fetches, or changes state (a fault), so the world cal
 from __future__ import annotations
 
 from cluster import Cluster, ClusterError
-from sim.engine import Event, Simulator
+from sim.core.engine import Event, Simulator
 
 __all__ = ["BrokerTimers"]
 

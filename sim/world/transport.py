@@ -4,8 +4,8 @@ broker's request handler pool, and responses back over the network.
 A request's life (every time is virtual, in microseconds):
 
 1. ``send``: the request leaves ``source`` on the link to ``broker-<id>``
-   (:class:`sim.network.Network`: per-link latency, in-order delivery, spikes, outages);
-2. it arrives and enters the broker's :class:`~sim.request_handling.RequestHandlerPool`
+   (:class:`sim.core.network.Network`: per-link latency, in-order delivery, spikes, outages);
+2. it arrives and enters the broker's :class:`~sim.core.request_handling.RequestHandlerPool`
    (queue, ``num.io.threads`` handler threads, a local time per request);
 3. at the end of its local time the handler hands it to the broker (the cluster's receiver:
    ``BrokerNode.receive`` -> the real ``KafkaApis.handle``);
@@ -44,10 +44,10 @@ from apis.produce import ProduceRequest
 from apis.request_channel import Request, ResponseBody
 from cluster import Receiver, ResponseCallback, UnknownBrokerError, broker_node_name
 from replica.errors import Errors
-from sim.engine import Simulator
-from sim.network import Network
+from sim.core.engine import Simulator
+from sim.core.network import Network
+from sim.core.request_handling import RequestHandlerPool, local_time_sampler
 from sim.output import MetricsRecorder
-from sim.request_handling import RequestHandlerPool, local_time_sampler
 from sim.scenario import ClusterConfig
 from sim.world.requests import api_name, response_error
 from sim.world.timers import BrokerTimers

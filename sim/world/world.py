@@ -1,9 +1,9 @@
 """The simulated world of one run: network, brokers, controller, clients and faults.
 
-:class:`World` builds, on a :class:`~sim.engine.Simulator`, everything a scenario describes
+:class:`World` builds, on a :class:`~sim.core.engine.Simulator`, everything a scenario describes
 and wires the real broker code into the simulator's time:
 
-* a :class:`~sim.network.Network` with a node per broker (``broker-<id>``), one for the
+* a :class:`~sim.core.network.Network` with a node per broker (``broker-<id>``), one for the
   controller (``controller``, linked like a broker) and one per client;
 * the in-process :class:`~cluster.Cluster` (real ``KafkaApis`` / ``ReplicaManager`` /
   ``OffsetManager`` per broker, the minimal controller) over a
@@ -25,8 +25,8 @@ from apis.config import KafkaConfig
 from cluster import BrokerNode, Cluster, broker_node_name
 from coordinator.config import OFFSETS_TOPIC
 from sim.clients import MetricsAdapter
-from sim.engine import Simulator
-from sim.network import Network
+from sim.core.engine import Simulator
+from sim.core.network import Network
 from sim.output import MetricsRecorder
 from sim.scenario import Scenario
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients

@@ -11,11 +11,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sim.engine import Simulator, every
-from sim.network import Network
+from sim.core.engine import Simulator, every
+from sim.core.network import Network
+from sim.core.request_handling import RequestHandlerPool, local_time_sampler
 from sim.output import MetricsRecorder, RunResult
 from sim.output.summary import latency_stats
-from sim.request_handling import RequestHandlerPool, local_time_sampler
 from sim.runner import run_scenario
 from sim.scenario import Exponential, Scenario, load_scenario
 

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sim.core.fields import at_least, doc
+from sim.core.units import format_duration, format_size, parse_duration, parse_size
 from sim.scenario import (
     BrokerFailure,
     Constant,
@@ -23,10 +25,8 @@ from sim.scenario import (
     load_scenario,
     with_overrides,
 )
-from sim.scenario.fields import at_least, doc
 from sim.scenario.knobs import knob_rows
 from sim.scenario.loader import apply_override, build, format_value
-from sim.scenario.units import format_duration, format_size, parse_duration, parse_size
 
 MINIMAL = """
 [[topics]]

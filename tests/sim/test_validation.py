@@ -21,7 +21,7 @@ from coordinator.config import OFFSETS_TOPIC
 from coordinator.hashing import partition_for_group
 from replica.errors import Errors
 from replica.types import TopicPartition
-from sim.engine import Simulator
+from sim.core.engine import Simulator
 from sim.output import MetricsRecorder, RunResult
 from sim.runner import build_cluster, run_scenario
 from sim.scenario import Scenario

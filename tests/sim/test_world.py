@@ -19,7 +19,7 @@ from coordinator.config import OFFSETS_TOPIC
 from replica.errors import Errors
 from replica.types import PartitionResponse, TopicPartition
 from sim.clients.records import make_record
-from sim.engine import Simulator
+from sim.core.engine import Simulator
 from sim.output import MetricsRecorder
 from sim.runner import run_scenario
 from sim.scenario import bundled_scenarios, load_scenario

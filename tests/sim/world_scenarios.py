@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sim.engine import Simulator
+from sim.core.engine import Simulator
 from sim.output import MetricsRecorder
 from sim.scenario import Override, Scenario, with_overrides
 from sim.scenario.loader import build

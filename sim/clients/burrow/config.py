@@ -31,8 +31,8 @@ from typing import Literal
 import attrs
 
 from sim.clients.validators import float_between, int_at_least, one_of
-from sim.scenario.distributions import Distribution, Exponential
-from sim.scenario.fields import doc
+from sim.core.distributions import Distribution, Exponential
+from sim.core.fields import doc
 
 __all__ = ["BurrowConfig"]
 

@@ -56,7 +56,7 @@ from sim.clients.events import (
     ProcessingOutcome,
 )
 from sim.clients.network import ClientNetwork, MetadataView
-from sim.engine import Repeating, Scheduler, every
+from sim.core.engine import Repeating, Scheduler, every
 
 __all__ = ["BurrowConsumer", "ProcessFunc"]
 

@@ -42,7 +42,7 @@ from replica.errors import Errors
 from replica.records import Record, RecordBatch, batch_size_in_bytes
 from replica.types import UNKNOWN_OFFSET, FetchPartitionData, PartitionResponse, TopicPartition
 from sim.clients.records import message_id_of
-from sim.engine import Event, Simulator
+from sim.core.engine import Event, Simulator
 
 
 class FaultKind(enum.Enum):

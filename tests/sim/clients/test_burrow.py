@@ -25,8 +25,8 @@ from sim.clients.events import (
     ProcessingOutcome,
 )
 from sim.clients.records import make_record
-from sim.engine import Simulator
-from sim.scenario.distributions import Constant, Distribution, Exponential, Lognormal
+from sim.core.distributions import Constant, Distribution, Exponential, Lognormal
+from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster
 
 MS = 1000

@@ -13,7 +13,6 @@ import pytest
 
 from replica.types import TopicPartition
 from sim.clients.burrow import BurrowConfig, BurrowConsumer
-from sim.clients.confidence import mean_confidence_interval
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.events import (
     InMemoryRecorder,
@@ -22,11 +21,12 @@ from sim.clients.events import (
     MessageProcessed,
     ProcessingOutcome,
 )
-from sim.clients.queueing import mmc_mean_wait
 from sim.clients.records import make_record
 from sim.clients.workload import arrival_times
-from sim.engine import Simulator
-from sim.scenario.distributions import Exponential
+from sim.core.distributions import Exponential
+from sim.core.engine import Simulator
+from sim.core.queueing import mmc_mean_wait
+from sim.core.statistics import mean_confidence_interval
 from tests.sim.clients.fake_cluster import FakeCluster
 
 T0 = TopicPartition("t", 0)

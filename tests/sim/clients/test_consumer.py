@@ -22,8 +22,8 @@ from sim.clients.events import (
     MessageProcessed,
 )
 from sim.clients.records import make_record
-from sim.engine import Simulator
-from sim.scenario.distributions import Constant
+from sim.core.distributions import Constant
+from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster
 
 MS = 1000

@@ -25,8 +25,8 @@ from sim.clients.producer import Producer
 from sim.clients.producer_config import ProducerConfig
 from sim.clients.records import make_record, message_id_of
 from sim.clients.workload import ProducerWorkload, WorkloadDriver, arrival_times
-from sim.engine import Simulator
-from sim.scenario.distributions import Constant
+from sim.core.distributions import Constant
+from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster
 
 T0 = TopicPartition("t", 0)

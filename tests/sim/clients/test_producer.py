@@ -16,7 +16,7 @@ from sim.clients.events import InMemoryRecorder, MessageAcked, MessageSent
 from sim.clients.partitioner import Partitioner, fnv1a_32
 from sim.clients.producer import Producer
 from sim.clients.producer_config import ProducerConfig
-from sim.engine import Simulator
+from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster, Fault, FaultKind
 
 MS = 1000

@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sim.engine import Simulator, every
+from sim.core.engine import Simulator, every
 from sim.output import REQUESTS_SCHEMA, MetricsRecorder
 from sim.runner import ClusterNotWiredError
 from sim.scenario import Scenario

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from sim.clients.confidence import mean_confidence_interval
+from sim.core.statistics import mean_confidence_interval
 from sim.sweep import session as session_module
 from sim.sweep import simulate
 from sim.sweep.analysis import QUANTILES, analyse, metrics

@@ -8,9 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.clients.confidence import mean_confidence_interval, student_t_cdf, t_quantile
-from sim.clients.errors import ClientConfigError
-from sim.clients.queueing import erlang_b, erlang_c, mmc_mean_wait, mmc_mean_wait_in_system
+from sim.core.queueing import (
+    QueueingModelError,
+    erlang_b,
+    erlang_c,
+    mmc_mean_wait,
+    mmc_mean_wait_in_system,
+)
+from sim.core.statistics import IntervalError, mean_confidence_interval, student_t_cdf, t_quantile
 
 
 def erlang_c_textbook(c: int, a: float) -> float:
@@ -49,11 +54,11 @@ def test_mmc_wait_m_m_1() -> None:
 
 
 def test_unstable_or_bad_arguments_raise() -> None:
-    with pytest.raises(ClientConfigError, match="stable"):
+    with pytest.raises(QueueingModelError, match="stable"):
         erlang_c(2, 2.0)
-    with pytest.raises(ClientConfigError, match="servers"):
+    with pytest.raises(QueueingModelError, match="servers"):
         erlang_c(0, 0.5)
-    with pytest.raises(ClientConfigError, match="at least 2"):
+    with pytest.raises(IntervalError, match="at least 2"):
         mean_confidence_interval([1.0])
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.engine import (
+from sim.core.engine import (
     Event,
     ReentrantRunError,
     ScheduleError,

@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import math
 
-from sim.clients.errors import ClientConfigError
+__all__ = ["QueueingModelError", "erlang_b", "erlang_c", "mmc_mean_wait", "mmc_mean_wait_in_system"]
 
-__all__ = ["erlang_b", "erlang_c", "mmc_mean_wait", "mmc_mean_wait_in_system"]
+
+class QueueingModelError(ValueError):
+    """An M/M/c queue was described with parameters outside the model: no servers, a rate that
+    is not a finite positive number, or an offered load that makes the queue unstable."""
 
 
 def _check_servers(c: int) -> None:
     if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-        raise ClientConfigError(f"number of servers must be an int >= 1, got {c!r}")
+        raise QueueingModelError(f"number of servers must be an int >= 1, got {c!r}")
 
 
 def _check_positive(name: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
-        raise ClientConfigError(f"{name} must be a finite number > 0, got {value!r}")
+        raise QueueingModelError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 def erlang_b(c: int, a: float) -> float:
@@ -40,12 +43,12 @@ def erlang_b(c: int, a: float) -> float:
 def erlang_c(c: int, a: float) -> float:
     """Probability of waiting in an M/M/c queue with offered load ``a = lam / mu`` (Erlang C).
 
-    Raises ClientConfigError unless ``c >= 1`` and ``0 < a < c`` (a stable queue).
+    Raises QueueingModelError unless ``c >= 1`` and ``0 < a < c`` (a stable queue).
     """
     _check_servers(c)
     _check_positive("offered load a", a)
     if a >= c:
-        raise ClientConfigError(f"offered load a must be < c for a stable queue, got a={a} c={c}")
+        raise QueueingModelError(f"offered load a must be < c for a stable queue, got a={a} c={c}")
     b = erlang_b(c, a)
     rho = a / c
     return b / (1.0 - rho * (1.0 - b))

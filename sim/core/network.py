@@ -1,5 +1,8 @@
 """The simulated network: per-link latency, in-order delivery, latency spikes and outages.
 
+Its settings (:class:`NetworkConfig`, the scenario's ``[network]`` section) and its fault
+(:class:`LatencySpike`, a ``[[faults]]`` entry) are declared here, beside what they configure.
+
 Sans-IO on top of the engine: :meth:`Network.send` takes a zero-argument ``deliver`` callback
 and schedules it at the arrival time; the network never looks at what is sent.
 
@@ -10,7 +13,7 @@ and schedules it at the arrival time; the network never looks at what is sent.
 * Delivery is in order per link, like TCP: a message never arrives before one sent earlier
   on the same link (its arrival is pushed back to the previous arrival; equal arrival times
   keep sending order through the engine's FIFO tie-break).
-* A latency spike (:class:`~sim.scenario.LatencySpike`) adds one-way latency to matching
+* A latency spike (:class:`LatencySpike`, a scenario fault) adds one-way latency to matching
   links for messages *sent* inside its time window.
 * :meth:`Network.disconnect` takes a node down: messages to or from it are dropped at
   sending, and messages in flight on its links are dropped on arrival (the connection
@@ -28,12 +31,50 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from sim.engine import Scheduler
-from sim.scenario import Distribution, LatencySpike, NetworkConfig
+import attrs
 
-__all__ = ["Link", "Network", "NetworkError", "NodeKind"]
+from sim.core.distributions import Distribution, Lognormal
+from sim.core.engine import Scheduler
+from sim.core.fields import at_least, doc
+
+__all__ = ["LatencySpike", "Link", "Network", "NetworkConfig", "NetworkError", "NodeKind"]
 
 NodeKind = Literal["broker", "client"]
+
+
+@attrs.frozen(kw_only=True)
+class NetworkConfig:
+    """``[network]``: one-way latency per link class; links deliver in order (TCP-like)."""
+
+    client_broker: Distribution = attrs.field(
+        factory=lambda: Lognormal(median=250, sigma=0.3),
+        metadata=doc("latency between a client and a broker"),
+    )
+    broker_broker: Distribution = attrs.field(
+        factory=lambda: Lognormal(median=250, sigma=0.3),
+        metadata=doc("latency between two brokers (replication)"),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class LatencySpike:
+    """A fault: ``extra`` one-way latency on matching links during ``[at, at + duration)``.
+
+    ``src``/``dst`` are node names or shell patterns (``broker-*``, ``*``); with
+    ``bidirectional`` the reverse direction is slowed too.
+    """
+
+    type: Literal["latency_spike"] = "latency_spike"
+    at: int = attrs.field(validator=at_least(0), metadata=doc("start (virtual time)", unit="us"))
+    duration: int = attrs.field(
+        validator=at_least(1), metadata=doc("length of the spike", unit="us")
+    )
+    extra: int = attrs.field(
+        validator=at_least(0), metadata=doc("added one-way latency", unit="us")
+    )
+    src: str = attrs.field(default="*", metadata=doc("sending node (pattern)"))
+    dst: str = attrs.field(default="*", metadata=doc("receiving node (pattern)"))
+    bidirectional: bool = attrs.field(default=True, metadata=doc("also slow dst -> src"))
 
 
 class NetworkError(ValueError):

@@ -12,8 +12,8 @@ import statistics
 
 import pytest
 
-from sim.engine import Simulator
-from sim.request_handling import RequestHandlerPool, local_time_sampler
+from sim.core.engine import Simulator
+from sim.core.request_handling import RequestHandlerPool, local_time_sampler
 from sim.scenario import Constant, Exponential
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 import attrs
 
-from sim.scenario.fields import at_least, doc
+from sim.core.fields import at_least, doc
 
 __all__ = ["Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
 

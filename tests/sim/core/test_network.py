@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.engine import Simulator
-from sim.network import Network, NetworkError
+from sim.core.engine import Simulator
+from sim.core.network import Network, NetworkError
 from sim.scenario import Constant, Exponential, LatencySpike, Lognormal, NetworkConfig, Uniform
 
 

@@ -14,9 +14,18 @@ from collections.abc import Sequence
 
 import attrs
 
-from sim.clients.errors import ClientConfigError
+__all__ = [
+    "ConfidenceInterval",
+    "IntervalError",
+    "mean_confidence_interval",
+    "student_t_cdf",
+    "t_quantile",
+]
 
-__all__ = ["ConfidenceInterval", "mean_confidence_interval", "student_t_cdf", "t_quantile"]
+
+class IntervalError(ValueError):
+    """A confidence interval or t quantile was asked for with arguments outside their domain
+    (fewer than two samples, a level or probability outside (0, 1), degrees of freedom < 1)."""
 
 
 def _beta_continued_fraction(a: float, b: float, x: float) -> float:
@@ -62,7 +71,7 @@ def _regularized_incomplete_beta(a: float, b: float, x: float) -> float:
 def student_t_cdf(t: float, df: int) -> float:
     """P(T <= t) for Student's t with ``df`` degrees of freedom."""
     if isinstance(df, bool) or not isinstance(df, int) or df < 1:
-        raise ClientConfigError(f"degrees of freedom must be an int >= 1, got {df!r}")
+        raise IntervalError(f"degrees of freedom must be an int >= 1, got {df!r}")
     tail = 0.5 * _regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
     return 1.0 - tail if t >= 0 else tail
 
@@ -70,7 +79,7 @@ def student_t_cdf(t: float, df: int) -> float:
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom (0 < p < 1)."""
     if not 0.0 < p < 1.0:
-        raise ClientConfigError(f"quantile probability must be in (0, 1), got {p!r}")
+        raise IntervalError(f"quantile probability must be in (0, 1), got {p!r}")
     if p < 0.5:
         return -t_quantile(1.0 - p, df)
     lo, hi = 0.0, 1.0
@@ -110,12 +119,12 @@ class ConfidenceInterval:
 def mean_confidence_interval(samples: Sequence[float], level: float = 0.95) -> ConfidenceInterval:
     """Student-t interval for the mean of independent, identically distributed ``samples``.
 
-    Raises ClientConfigError with fewer than two samples or ``level`` outside (0, 1).
+    Raises IntervalError with fewer than two samples or ``level`` outside (0, 1).
     """
     if len(samples) < 2:
-        raise ClientConfigError(f"need at least 2 samples for an interval, got {len(samples)}")
+        raise IntervalError(f"need at least 2 samples for an interval, got {len(samples)}")
     if not 0.0 < level < 1.0:
-        raise ClientConfigError(f"confidence level must be in (0, 1), got {level!r}")
+        raise IntervalError(f"confidence level must be in (0, 1), got {level!r}")
     n = len(samples)
     mean = statistics.fmean(samples)
     half = t_quantile(0.5 + level / 2.0, n - 1) * statistics.stdev(samples) / math.sqrt(n)

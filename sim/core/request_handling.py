@@ -22,8 +22,8 @@ from typing import Generic, TypeVar
 
 import attrs
 
-from sim.engine import Event, Scheduler
-from sim.scenario import Distribution
+from sim.core.distributions import Distribution
+from sim.core.engine import Event, Scheduler
 
 __all__ = ["PoolStats", "RequestHandlerPool", "local_time_sampler"]
 
