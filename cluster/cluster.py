@@ -1,4 +1,4 @@
-"""Cluster: several brokers, a controller, a transport and a manual clock, in one process.
+"""Cluster: several brokers, a controller, a transport and a clock, in one process.
 
 Everything runs the real ``apis`` / ``coordinator`` / ``replica`` code; the cluster only moves
 requests, responses and time around:
@@ -9,11 +9,13 @@ requests, responses and time around:
   offset loads and starts ready fetches until nothing is left to do at the current time; every
   public method ends with it, so with the default
   :class:`~cluster.transport.ImmediateTransport` each call leaves the cluster settled;
-* :meth:`Cluster.advance` moves the clock, stopping at every timer deadline in between
-  (delayed produce/fetch expiry, ISR checks, fetch back-off) and settling at each.
+* :meth:`Cluster.advance` moves its :class:`~cluster.clock.ManualClock`, stopping at every
+  timer deadline in between (delayed produce/fetch expiry, ISR checks, fetch back-off) and
+  settling at each.
 
 A simulator drives the same object with its own transport (delivering in its event loop) and
-calls :meth:`Cluster.advance_to` at the times :meth:`Cluster.next_deadline` asks for.
+its own clock (derived from virtual time): it wakes each broker at the times
+:meth:`BrokerNode.next_deadline <cluster.broker.BrokerNode.next_deadline>` asks for.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from apis.config import KafkaConfig
 from apis.fetch import FetchRequest, FetchResponse
 from apis.request_channel import Request, RequestBody, ResponseBody
 from cluster.broker import BrokerNode
-from cluster.clock import ManualClock
+from cluster.clock import Clock, ManualClock
 from cluster.controller import Controller
 from cluster.errors import (
     ClusterError,
@@ -100,8 +102,8 @@ class Cluster:
 
     ``__consumer_offsets`` is created at start-up (unless ``create_offsets_topic`` is False)
     with ``config.offsets``' partition count and ``min(replication factor, brokers)``
-    replicas. ``transport`` defaults to an :class:`ImmediateTransport`; the clock starts at
-    ``start_ms``.
+    replicas. ``transport`` defaults to an :class:`ImmediateTransport`; ``clock`` to a
+    :class:`ManualClock` starting at ``start_ms`` (give one or the other, not both).
     """
 
     def __init__(
@@ -110,6 +112,7 @@ class Cluster:
         *,
         config: KafkaConfig | None = None,
         transport: Transport | None = None,
+        clock: Clock | None = None,
         start_ms: int = 0,
         create_offsets_topic: bool = True,
     ) -> None:
@@ -117,7 +120,9 @@ class Cluster:
         if not ids or len(set(ids)) != len(ids) or any(i < 0 for i in ids):
             raise UnknownBrokerError(f"broker ids must be distinct ints >= 0, got {broker_ids!r}")
         self.config = config if config is not None else KafkaConfig()
-        self.clock = ManualClock(start_ms)
+        if clock is not None and start_ms:
+            raise ClusterError("give a clock or a start_ms, not both")
+        self.clock: Clock = clock if clock is not None else ManualClock(start_ms)
         self.transport: Transport = transport if transport is not None else ImmediateTransport()
         self.transport.bind(self._receive)
         self.brokers = {i: BrokerNode(i, self.config, self.clock) for i in ids}
@@ -254,8 +259,11 @@ class Cluster:
         """Set the clock to ``time``, fire the brokers' due timers and settle. Timers due
         earlier than ``time`` fire late; :meth:`advance` stops at each of them instead.
 
-        Raises ``purgatory.ClockWentBackwardsError`` if ``time`` is in the past.
+        Raises ``purgatory.ClockWentBackwardsError`` if ``time`` is in the past, ClusterError
+        if the cluster's clock is not a :class:`ManualClock` (its driver moves time then).
         """
+        if not isinstance(self.clock, ManualClock):
+            raise ClusterError(f"this cluster's clock ({self.clock!r}) is moved by its driver")
         self.clock.advance_to(time)
         for node in self.brokers.values():
             node.advance_clock(time)

@@ -1,8 +1,9 @@
-"""Broker time on the simulator: the brokers' millisecond clock and their timer wake-ups.
+"""Broker time on the simulator: the brokers' clock, read off the engine, and their wake-ups.
 
-The brokers read the in-process cluster's :class:`~cluster.ManualClock` (integer ms); the
-simulator counts microseconds. :meth:`BrokerTimers.sync_clock` sets the clock to
-``now_us // 1000`` and is called before anything enters broker code.
+One source of time: the brokers read :class:`EngineClock`, the engine's virtual time in whole
+milliseconds (``now_us // 1000``), so whatever broker code runs -- a request being handled, a
+response arriving, a fault -- sees the simulator's time without anyone keeping two clocks in
+step.
 
 A broker's timers (delayed produce/fetch expiry, the ISR-expiration check, a follower's
 fetch back-off) fire only when ``advance_clock`` is called; each broker has ONE engine event
@@ -17,27 +18,41 @@ from __future__ import annotations
 from cluster import Cluster, ClusterError
 from sim.core.engine import Event, Simulator
 
-__all__ = ["BrokerTimers"]
+__all__ = ["BrokerTimers", "EngineClock"]
 
 _US_PER_MS = 1000
 
 
-class BrokerTimers:
-    """The brokers' clock and timer wake-ups for ``cluster`` on ``sim`` (see module doc)."""
+class EngineClock:
+    """The engine's virtual time in whole milliseconds: a :class:`cluster.Clock` that only
+    the engine moves."""
 
-    __slots__ = ("_clock", "_cluster", "_events", "_sim")
+    __slots__ = ("_sim",)
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+
+    def __call__(self) -> int:
+        return self._sim.now // _US_PER_MS
+
+    @property
+    def now(self) -> int:
+        """The current time in ms."""
+        return self._sim.now // _US_PER_MS
+
+    def __repr__(self) -> str:
+        return f"EngineClock(now={self.now})"
+
+
+class BrokerTimers:
+    """Timer wake-ups for the brokers of ``cluster`` on ``sim`` (see module doc)."""
+
+    __slots__ = ("_cluster", "_events", "_sim")
 
     def __init__(self, sim: Simulator, cluster: Cluster) -> None:
         self._sim = sim
         self._cluster = cluster
-        self._clock = cluster.clock
         self._events: dict[int, Event] = {}
-
-    def sync_clock(self) -> None:
-        """Set the brokers' clock to the simulator's time, in whole milliseconds."""
-        now_ms = self._sim.now // _US_PER_MS
-        if now_ms != self._clock.now:
-            self._clock.advance_to(now_ms)
 
     def arm(self, broker_id: int) -> None:
         """Make sure broker ``broker_id`` wakes up at its next deadline (no-op if it already
@@ -60,8 +75,7 @@ class BrokerTimers:
 
     def _wake(self, broker_id: int) -> None:
         del self._events[broker_id]
-        self.sync_clock()
-        now_ms = self._clock.now
+        now_ms = self._cluster.clock()
         node = self._cluster.brokers[broker_id]
         node.advance_clock(now_ms)
         self._cluster.run_until_idle()

@@ -132,8 +132,8 @@ class SimTransport:
             )
 
     def go_live(self, timers: BrokerTimers) -> None:
-        """Leave setup mode: from now on messages take network and handling time; ``timers``
-        keeps the brokers' clock in step and is re-armed after each delivery."""
+        """Leave setup mode: from now on messages take network and handling time, and
+        ``timers`` re-arms a broker's wake-up after each delivery to it."""
         self._timers = timers
 
     # -- the cluster Transport protocol --------------------------------------------------------
@@ -190,7 +190,6 @@ class SimTransport:
             exchange.queue_us = queue_time
             timers = self._timers
             assert timers is not None
-            timers.sync_clock()
             self._handle(exchange)
             timers.arm(broker_id)
 
@@ -232,7 +231,6 @@ class SimTransport:
     def _deliver(self, exchange: Exchange, body: ResponseBody) -> None:
         timers = self._timers
         assert timers is not None
-        timers.sync_clock()
         if exchange.tracked:
             self._report(exchange, body)
         exchange.on_response(body)

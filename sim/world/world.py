@@ -10,8 +10,9 @@ and wires the real broker code into the simulator's time:
   :class:`~sim.world.transport.SimTransport`: network latency both ways and a request handler
   pool per broker. The cluster is set up instantly at time 0 (``__consumer_offsets`` and the
   scenario's topics created, leaders spread round-robin, metadata propagated), then goes live;
-* :class:`~sim.world.timers.BrokerTimers`: the brokers' millisecond clock and wake-ups at
-  their purgatory / ISR-check / fetch back-off deadlines;
+* the brokers' clock, :class:`~sim.world.timers.EngineClock` (the engine's time in whole
+  milliseconds), and :class:`~sim.world.timers.BrokerTimers`, their wake-ups at their
+  purgatory / ISR-check / fetch back-off deadlines;
 * the clients of the scenario (:func:`~sim.world.clients.start_clients`), reporting to the
   run's recorder; probes of purgatory sizes and replica lag; the faults.
 
@@ -32,7 +33,7 @@ from sim.scenario import Scenario
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
 from sim.world.faults import schedule_faults
 from sim.world.probes import register_probes
-from sim.world.timers import BrokerTimers
+from sim.world.timers import BrokerTimers, EngineClock
 from sim.world.transport import SimTransport
 
 __all__ = ["CONTROLLER_NODE", "World"]
@@ -59,7 +60,11 @@ class World:
         self.transport = SimTransport(sim, self.network, recorder, scenario.cluster, broker_ids)
         config = KafkaConfig(broker=scenario.cluster.broker, offsets=scenario.offsets)
         self.cluster = Cluster(
-            broker_ids, config=config, transport=self.transport, create_offsets_topic=False
+            broker_ids,
+            config=config,
+            transport=self.transport,
+            clock=EngineClock(sim),
+            create_offsets_topic=False,
         )
         self._create_topics(scenario)
         self.timers = BrokerTimers(sim, self.cluster)
@@ -99,7 +104,6 @@ class World:
         """Broker ``broker_id`` crashes: its links break (messages in flight are lost), the
         requests in its queue are dropped, what it was answering is answered
         NETWORK_EXCEPTION, and the controller moves its leaderships to live ISR members."""
-        self.timers.sync_clock()
         self.network.disconnect(broker_node_name(broker_id))
         self.transport.drop_requests(broker_id)
         self.cluster.stop_broker(broker_id)
@@ -108,7 +112,6 @@ class World:
     def restart_broker(self, broker_id: int, *, lose_log: bool = False) -> None:
         """Broker ``broker_id`` comes back, with the logs it had or (``lose_log``) with none:
         then it restarts as a fresh broker that re-replicates everything from the leaders."""
-        self.timers.sync_clock()
         if lose_log:
             # The cluster restarts a broker with its state; a lost disk is a new, empty
             # broker under the same id.
@@ -123,11 +126,9 @@ class World:
 
     def stall_follower(self, broker_id: int) -> None:
         """Broker ``broker_id``'s replica fetchers stop sending fetches."""
-        self.timers.sync_clock()
         self.cluster.pause_fetchers(broker_id)
 
     def resume_follower(self, broker_id: int) -> None:
         """Broker ``broker_id``'s replica fetchers fetch again."""
-        self.timers.sync_clock()
         self.cluster.resume_fetchers(broker_id)
         self.timers.arm(broker_id)

@@ -21,6 +21,7 @@ from cluster import (
     BrokerStateError,
     Client,
     Cluster,
+    ClusterError,
     DuplicateResponseError,
     ImmediateTransport,
     IneligibleLeaderError,
@@ -198,6 +199,33 @@ def test_manual_clock() -> None:
     assert clock() == 9
     with pytest.raises(ClockWentBackwardsError, match="from 9 ms to 3 ms"):
         clock.advance_to(3)
+
+
+class _DriverClock:
+    """A clock that someone else moves (as the simulator's engine clock is)."""
+
+    def __init__(self) -> None:
+        self.now = 40
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def test_a_cluster_reads_the_clock_its_driver_gives_it() -> None:
+    clock = _DriverClock()
+    cluster = Cluster(3, clock=clock)
+    tp = TopicPartition("events", 0)
+    cluster.create_topic("events", 1, 3)
+    clock.now = 45
+    produced = Client(cluster).produce(tp, [b"v"], acks=1)
+    assert produced.answered_at == 45
+    # A long poll parked at 45 ms is due at the time read from the driver's clock.
+    fetch = Client(cluster).fetch(tp, 1, max_wait_ms=100)
+    assert not fetch.done and cluster.brokers[cluster.leader(tp)].next_deadline() == 145
+    with pytest.raises(ClusterError, match="moved by its driver"):
+        cluster.advance_to(50)
+    with pytest.raises(ClusterError, match="not both"):
+        Cluster(3, clock=clock, start_ms=5)
 
 
 def test_immediate_transport_needs_a_receiver() -> None:
