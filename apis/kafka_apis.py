@@ -26,6 +26,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
+from apis.api_table import API_TABLE
 from apis.config import KafkaConfig
 from apis.controller_requests import (
     LeaderAndIsrRequest,
@@ -120,23 +121,15 @@ class KafkaApis:
         self.request_channel = request_channel
         self.unknown_server_errors = 0
         self._handlers: dict[type, Callable[[Request], None]] = {
-            ProduceRequest: self.handle_produce,
-            FetchRequest: self.handle_fetch,
-            ListOffsetsRequest: self.handle_list_offsets,
-            MetadataRequest: self.handle_metadata,
-            OffsetCommitRequest: self.handle_offset_commit,
-            OffsetFetchRequest: self.handle_offset_fetch,
-            FindCoordinatorRequest: self.handle_find_coordinator,
-            LeaderAndIsrRequest: self.handle_leader_and_isr,
-            StopReplicaRequest: self.handle_stop_replica,
-            UpdateMetadataRequest: self.handle_update_metadata,
+            api.request: getattr(self, api.handler) for api in API_TABLE.values()
         }
 
     def __repr__(self) -> str:
         return f"KafkaApis(broker={self.broker_id})"
 
     def handle(self, request: Request) -> None:
-        """Dispatch ``request`` to its ``handle_*`` method (by the type of its body)."""
+        """Dispatch ``request`` to its ``handle_*`` method (by the type of its body, as
+        :data:`~apis.api_table.API_TABLE` says)."""
         self._handlers[type(request.body)](request)
 
     @contextlib.contextmanager

@@ -15,50 +15,12 @@ from collections.abc import Callable
 
 import attrs
 
-from apis.controller_requests import (
-    LeaderAndIsrRequest,
-    LeaderAndIsrResponse,
-    StopReplicaRequest,
-    StopReplicaResponse,
-    UpdateMetadataRequest,
-    UpdateMetadataResponse,
-)
+from apis.api_table import RequestBody, ResponseBody
 from apis.exceptions import RequestHeaderMismatchError
-from apis.fetch import FetchRequest, FetchResponse
-from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from apis.header import RequestHeader
-from apis.list_offsets import ListOffsetsRequest, ListOffsetsResponse
-from apis.metadata import MetadataRequest, MetadataResponse
-from apis.offset_commit import OffsetCommitRequest, OffsetCommitResponse
-from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
-from apis.produce import ProduceRequest, ProduceResponse
+from apis.produce import ProduceRequest
 
 __all__ = ["Request", "RequestBody", "RequestChannel", "Response", "ResponseBody"]
-
-RequestBody = (
-    ProduceRequest
-    | FetchRequest
-    | ListOffsetsRequest
-    | MetadataRequest
-    | OffsetCommitRequest
-    | OffsetFetchRequest
-    | FindCoordinatorRequest
-    | LeaderAndIsrRequest
-    | StopReplicaRequest
-    | UpdateMetadataRequest
-)
-ResponseBody = (
-    ProduceResponse
-    | FetchResponse
-    | ListOffsetsResponse
-    | MetadataResponse
-    | OffsetCommitResponse
-    | OffsetFetchResponse
-    | FindCoordinatorResponse
-    | LeaderAndIsrResponse
-    | StopReplicaResponse
-    | UpdateMetadataResponse
-)
 
 
 @attrs.define(frozen=True, eq=False)

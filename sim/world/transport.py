@@ -38,9 +38,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
 
-from apis.fetch import FetchRequest
-from apis.offset_commit import OffsetCommitRequest
-from apis.produce import ProduceRequest
+from apis.api_table import api_of
 from apis.request_channel import Request, ResponseBody
 from cluster import Receiver, ResponseCallback, UnknownBrokerError, broker_node_name
 from replica.errors import Errors
@@ -243,9 +241,10 @@ class SimTransport:
         purgatory = exchange.purgatory_us
         produce = fetch = None
         if purgatory is not None:
-            if isinstance(request, ProduceRequest | OffsetCommitRequest):
+            delayed_in = api_of(request).delayed_in
+            if delayed_in == "produce":
                 produce = purgatory
-            elif isinstance(request, FetchRequest):
+            elif delayed_in == "fetch":
                 fetch = purgatory
         self._recorder.request_completed(
             api_name(request),
