@@ -53,13 +53,13 @@ from apis.offset_fetch import (
 )
 from apis.produce import ProduceRequest, ProduceResponse
 from apis.request_channel import Request, RequestBody, RequestChannel, ResponseBody
-from coordinator.config import OFFSETS_TOPIC
 from coordinator.offset_manager import OffsetManager
 from coordinator.offset_record import OffsetAndMetadata
 from replica.errors import Errors
 from replica.records import NO_TIMESTAMP
 from replica.replica_manager import ReplicaManager
 from replica.types import (
+    GROUP_METADATA_TOPIC_NAME,
     UNKNOWN_OFFSET,
     FetchPartitionData,
     PartitionResponse,
@@ -291,7 +291,8 @@ class KafkaApis:
                 respond(body.error_response(Errors.INVALID_GROUP_ID))
                 return
             partition = self.offset_manager.partition_for(body.key)
-            state = self.metadata_cache.partition_state(TopicPartition(OFFSETS_TOPIC, partition))
+            offsets_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
+            state = self.metadata_cache.partition_state(offsets_tp)
             endpoint = None if state is None else self.metadata_cache.alive_broker(state.leader)
             if endpoint is None:
                 respond(body.error_response(Errors.COORDINATOR_NOT_AVAILABLE))
@@ -367,10 +368,10 @@ class KafkaApis:
         self, new_leaders: list[TopicPartition], new_followers: list[TopicPartition]
     ) -> None:
         for tp in new_leaders:
-            if tp.topic == OFFSETS_TOPIC:
+            if tp.topic == GROUP_METADATA_TOPIC_NAME:
                 self.offset_manager.on_election(tp.partition)
         for tp in new_followers:
-            if tp.topic == OFFSETS_TOPIC:
+            if tp.topic == GROUP_METADATA_TOPIC_NAME:
                 self.offset_manager.on_resignation(tp.partition)
 
     def handle_stop_replica(self, request: Request) -> None:
@@ -387,7 +388,7 @@ class KafkaApis:
             errors: dict[TopicPartition, Errors] = {}
             for tp in body.partitions:
                 errors[tp] = self.replica_manager.stop_replica(tp, body.delete_partitions)
-                if tp.topic == OFFSETS_TOPIC:
+                if tp.topic == GROUP_METADATA_TOPIC_NAME:
                     self.offset_manager.on_resignation(tp.partition)
             respond(StopReplicaResponse(Errors.NONE, errors))
 

@@ -44,10 +44,9 @@ from cluster.transport import (
     Transport,
     broker_node_name,
 )
-from coordinator.config import OFFSETS_TOPIC
 from replica.errors import Errors
 from replica.replica_fetcher import ReplicaFetcher, ReplicaFetchRequest
-from replica.types import PartitionState, TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionState, TopicPartition
 
 __all__ = ["Call", "Cluster"]
 
@@ -137,7 +136,7 @@ class Cluster:
         if create_offsets_topic:
             offsets = self.config.offsets
             self.create_topic(
-                OFFSETS_TOPIC,
+                GROUP_METADATA_TOPIC_NAME,
                 offsets.offsets_topic_num_partitions,
                 min(offsets.offsets_topic_replication_factor, len(ids)),
             )
@@ -297,7 +296,7 @@ class Cluster:
     def coordinator(self, group_id: str) -> int:
         """The broker leading ``group_id``'s ``__consumer_offsets`` partition (-1: none)."""
         partition = self.broker(min(self.brokers)).offset_manager.partition_for(group_id)
-        return self.leader(TopicPartition(OFFSETS_TOPIC, partition))
+        return self.leader(TopicPartition(GROUP_METADATA_TOPIC_NAME, partition))
 
     def stop_broker(self, broker_id: int) -> None:
         """Stop a broker (its connections fail) and let the controller fail it over."""

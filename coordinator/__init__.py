@@ -5,7 +5,7 @@ the append completes; a broker that becomes leader of an offsets partition loads
 log. See :mod:`coordinator.offset_manager`.
 """
 
-from coordinator.config import OFFSETS_TOPIC, OffsetConfig
+from coordinator.config import OffsetConfig
 from coordinator.errors import CoordinatorError, CorruptOffsetRecordError, InvalidOffsetConfigError
 from coordinator.hashing import java_string_hash, partition_for_group
 from coordinator.offset_manager import (
@@ -25,7 +25,6 @@ from coordinator.offset_record import (
 
 __all__ = [
     "NO_OFFSET",
-    "OFFSETS_TOPIC",
     "CoordinatorError",
     "CorruptOffsetRecordError",
     "InvalidOffsetConfigError",

@@ -6,11 +6,7 @@ import attrs
 
 from coordinator.errors import InvalidOffsetConfigError
 
-__all__ = ["OFFSETS_TOPIC", "OffsetConfig"]
-
-OFFSETS_TOPIC = "__consumer_offsets"
-"""Name of the internal topic that stores committed offsets (Kafka's ``Topic.GROUP_METADATA``)."""
-
+__all__ = ["OffsetConfig"]
 
 def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

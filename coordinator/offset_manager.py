@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
-from coordinator.config import OFFSETS_TOPIC, OffsetConfig
+from coordinator.config import OffsetConfig
 from coordinator.hashing import partition_for_group
 from coordinator.offset_record import (
     OffsetAndMetadata,
@@ -39,6 +39,7 @@ from replica.records import NO_TIMESTAMP, Record
 from replica.replica_manager import ReplicaManager
 from replica.types import (
     CONSUMER_REPLICA_ID,
+    GROUP_METADATA_TOPIC_NAME,
     FetchIsolation,
     FetchParams,
     PartitionFetchInfo,
@@ -218,7 +219,7 @@ class OffsetManager:
             response_callback(errors)
             return
         partition = self.partition_for(group_id)
-        offsets_tp = TopicPartition(OFFSETS_TOPIC, partition)
+        offsets_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
         records = [
             encode_offset_record(OffsetCommitKey(group_id, tp), value)
             for tp, value in to_write.items()
@@ -317,7 +318,7 @@ class OffsetManager:
         ownership = self._owned.get(partition)
         if ownership is None or ownership.generation != generation or ownership.loaded:
             return
-        tp = TopicPartition(OFFSETS_TOPIC, partition)
+        tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
         groups: dict[str, dict[TopicPartition, _Committed]] = {}
         next_offset = self._replica_manager.log_start_offset(tp)
         if next_offset is None:

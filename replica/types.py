@@ -28,7 +28,8 @@ from replica.records import NO_TIMESTAMP, RecordBatch
 CONSUMER_REPLICA_ID = -1
 #: Kafka's ``UnifiedLog.UnknownOffset``.
 UNKNOWN_OFFSET = -1
-#: The offsets topic of the group coordinator.
+#: The group coordinator's topic of committed offsets and group metadata (Kafka's
+#: ``Topic.GROUP_METADATA_TOPIC_NAME``); the one place its name is spelled.
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 #: Topics only brokers may append to (``append_messages(internal_topics_allowed=True)``).
 INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from apis.config import KafkaConfig
 from cluster import BrokerNode, Cluster, broker_node_name
-from coordinator.config import OFFSETS_TOPIC
+from replica.types import GROUP_METADATA_TOPIC_NAME
 from sim.clients import MetricsAdapter
 from sim.core.engine import Simulator
 from sim.core.network import Network
@@ -87,7 +87,7 @@ class World:
         cluster = self.cluster
         offsets = scenario.offsets
         topics = [
-            (OFFSETS_TOPIC, offsets.offsets_topic_num_partitions,
+            (GROUP_METADATA_TOPIC_NAME, offsets.offsets_topic_num_partitions,
              min(offsets.offsets_topic_replication_factor, len(cluster.brokers))),
             *((t.name, t.partitions, t.replication_factor) for t in scenario.topics),
         ]  # fmt: skip

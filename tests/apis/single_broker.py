@@ -16,10 +16,10 @@ from apis import (
     Response,
     UpdateMetadataRequest,
 )
-from coordinator import OFFSETS_TOPIC, OffsetConfig, OffsetManager
+from coordinator import OffsetConfig, OffsetManager
 from replica.config import BrokerConfig
 from replica.replica_manager import ReplicaManager
-from replica.types import PartitionState, TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionState, TopicPartition
 
 TOPIC = "orders"
 T0 = TopicPartition(TOPIC, 0)
@@ -44,7 +44,7 @@ class SingleBroker:
         self._ids = itertools.count(1)
         states = {
             TopicPartition(topic, p): PartitionState(0, 0, (0,), (0,))
-            for topic, count in ((TOPIC, 2), (OFFSETS_TOPIC, OFFSETS_PARTITIONS))
+            for topic, count in ((TOPIC, 2), (GROUP_METADATA_TOPIC_NAME, OFFSETS_PARTITIONS))
             for p in range(count)
         }
         self.request(UpdateMetadataRequest(1, 1, [BrokerEndpoint(0)], states))

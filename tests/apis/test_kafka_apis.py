@@ -27,9 +27,9 @@ from apis import (
     StopReplicaResponse,
 )
 from apis.header import ApiKeys
-from coordinator import OFFSETS_TOPIC, OffsetsPartitionStatus
+from coordinator import OffsetsPartitionStatus
 from replica.records import Record
-from replica.types import PartitionResponse, TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionResponse, TopicPartition
 from tests.apis.single_broker import T0, SingleBroker
 
 RECORDS = [Record(b"k", b"v")]
@@ -154,7 +154,7 @@ def test_commit_then_offset_fetch() -> None:
 def test_stop_replica_of_an_offsets_partition_resigns_it() -> None:
     broker = SingleBroker()
     partition = broker.om.partition_for("group-a")
-    tp = TopicPartition(OFFSETS_TOPIC, partition)
+    tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
     assert broker.om.partition_status(partition) is OffsetsPartitionStatus.ACTIVE
     response = broker.request(StopReplicaRequest(1, 1, [tp, T0])).body
     assert isinstance(response, StopReplicaResponse)

@@ -33,10 +33,9 @@ from apis import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
-from coordinator import OFFSETS_TOPIC
 from replica.config import BrokerConfig
 from replica.records import Record
-from replica.types import PartitionState, TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionState, TopicPartition
 from tests.apis.single_broker import T0, T1, TOPIC, SingleBroker
 
 UNKNOWN = TopicPartition("no-such-topic", 0)
@@ -92,7 +91,7 @@ def test_produce_records_over_max_message_size(broker: SingleBroker) -> None:
 
 
 def test_produce_to_internal_topic_is_refused(broker: SingleBroker) -> None:
-    tp = TopicPartition(OFFSETS_TOPIC, 0)
+    tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, 0)
     response = answer(broker, ProduceRequest(1, 1000, {tp: RECORDS}))
     assert isinstance(response, ProduceResponse)
     assert response.responses[tp].error is Errors.INVALID_TOPIC_EXCEPTION
@@ -187,7 +186,13 @@ def test_commit_and_fetch_for_a_group_coordinated_elsewhere(broker: SingleBroker
     partition = broker.om.partition_for("group-b")
     broker.request(
         LeaderAndIsrRequest(
-            1, 1, {TopicPartition(OFFSETS_TOPIC, partition): PartitionState(1, 1, (1,), (0, 1))}
+            1,
+            1,
+            {
+                TopicPartition(GROUP_METADATA_TOPIC_NAME, partition): PartitionState(
+                    1, 1, (1,), (0, 1)
+                )
+            },
         )
     )
     commit = answer(broker, OffsetCommitRequest("group-b", {T0: OffsetCommitRequestPartition(5)}))

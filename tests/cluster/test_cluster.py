@@ -32,9 +32,9 @@ from cluster import (
     UnexpectedResponseError,
     UnknownBrokerError,
 )
-from coordinator import OFFSETS_TOPIC, OffsetConfig
+from coordinator import OffsetConfig
 from purgatory import ClockWentBackwardsError
-from replica.types import PartitionState, TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionState, TopicPartition
 
 SMALL = KafkaConfig(offsets=OffsetConfig(offsets_topic_num_partitions=3))
 
@@ -45,7 +45,8 @@ def test_topics_are_assigned_round_robin_and_known_everywhere() -> None:
     assert [s.replicas for s in created.values()] == [(0, 1), (1, 2), (2, 0), (0, 1)]
     assert all(s.isr == s.replicas and s.leader == s.replicas[0] for s in created.values())
     offsets = [
-        cluster.controller.partition_state(TopicPartition(OFFSETS_TOPIC, p)) for p in range(3)
+        cluster.controller.partition_state(TopicPartition(GROUP_METADATA_TOPIC_NAME, p))
+        for p in range(3)
     ]
     assert [s.replicas for s in offsets] == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
     for node in cluster.brokers.values():
@@ -63,7 +64,7 @@ def test_topics_are_assigned_round_robin_and_known_everywhere() -> None:
 
 def test_offsets_topic_replication_is_capped_by_the_broker_count() -> None:
     cluster = Cluster(1, config=SMALL)
-    state = cluster.controller.partition_state(TopicPartition(OFFSETS_TOPIC, 0))
+    state = cluster.controller.partition_state(TopicPartition(GROUP_METADATA_TOPIC_NAME, 0))
     assert state.replicas == (0,)
 
 
@@ -74,7 +75,7 @@ def test_offsets_topic_replication_is_capped_by_the_broker_count() -> None:
         ("t", 0, 1, "num_partitions must be an int >= 1"),
         ("t", 1, 4, "replication_factor must be between 1 and the 3 live brokers"),
         ("t", 1, 0, "replication_factor must be between 1"),
-        (OFFSETS_TOPIC, 1, 1, "already exists"),
+        (GROUP_METADATA_TOPIC_NAME, 1, 1, "already exists"),
     ],
 )
 def test_bad_topics_are_refused(name: str, partitions: int, rf: int, message: str) -> None:

@@ -17,9 +17,9 @@ from apis import (
     ProduceResponse,
 )
 from cluster import Call, Client, Cluster
-from coordinator import OFFSETS_TOPIC, OffsetConfig
+from coordinator import OffsetConfig
 from replica.config import BrokerConfig
-from replica.types import TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, TopicPartition
 
 TP = TopicPartition("events", 0)
 GROUP = "billing"
@@ -210,7 +210,7 @@ def test_offsets_survive_a_coordinator_move(move: str) -> None:
     old = cluster.coordinator(GROUP)
     assert client.commit(GROUP, {TP: 42}).result(OffsetCommitResponse).errors == {TP: Errors.NONE}
     offsets_tp = TopicPartition(
-        OFFSETS_TOPIC, cluster.broker(old).offset_manager.partition_for(GROUP)
+        GROUP_METADATA_TOPIC_NAME, cluster.broker(old).offset_manager.partition_for(GROUP)
     )
     new = next(b for b in cluster.controller.partition_state(offsets_tp).isr if b != old)
     if move == "elect":

@@ -9,7 +9,6 @@ import pytest
 
 from coordinator import (
     NO_OFFSET,
-    OFFSETS_TOPIC,
     CorruptOffsetRecordError,
     OffsetAndMetadata,
     OffsetConfig,
@@ -23,6 +22,7 @@ from replica.errors import Errors
 from replica.records import Record
 from replica.replica_manager import ReplicaManager
 from replica.types import (
+    GROUP_METADATA_TOPIC_NAME,
     FetchPartitionData,
     IsolationLevel,
     PartitionFetchInfo,
@@ -80,7 +80,9 @@ class Broker:
         """A LeaderAndIsr for every offsets partition, wired like KafkaApis does."""
         self.epoch += 1
         states = {
-            TopicPartition(OFFSETS_TOPIC, p): PartitionState(leader, self.epoch, isr, self.replicas)
+            TopicPartition(GROUP_METADATA_TOPIC_NAME, p): PartitionState(
+                leader, self.epoch, isr, self.replicas
+            )
             for p in range(NUM_PARTITIONS)
         }
 
@@ -94,7 +96,7 @@ class Broker:
 
     def follower_catches_up(self, group_id: str, follower: int = 1) -> None:
         """Follower ``follower`` fetches the group's partition up to the leader's end."""
-        tp = TopicPartition(OFFSETS_TOPIC, self.om.partition_for(group_id))
+        tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, self.om.partition_for(group_id))
         for _ in range(2):  # read the records, then confirm the new end offset
             leo = self.rm.log_end_offset(tp)
             assert leo is not None
@@ -117,7 +119,7 @@ class Broker:
 
     def log_end(self, group_id: str) -> int | None:
         return self.rm.log_end_offset(
-            TopicPartition(OFFSETS_TOPIC, self.om.partition_for(group_id))
+            TopicPartition(GROUP_METADATA_TOPIC_NAME, self.om.partition_for(group_id))
         )
 
 
@@ -327,7 +329,7 @@ def test_resignation_drops_the_partitions_groups() -> None:
 
 def test_corrupt_record_in_the_log_fails_the_load() -> None:
     broker = Broker()
-    tp = TopicPartition(OFFSETS_TOPIC, broker.om.partition_for(GROUP))
+    tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, broker.om.partition_for(GROUP))
     broker.rm.append_messages(
         1000, 1, {tp: [Record(b"junk", b"junk")]}, lambda _: None, internal_topics_allowed=True
     )

@@ -7,8 +7,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from coordinator.config import OFFSETS_TOPIC
-from replica.types import TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, TopicPartition
 from sim.runner import run_scenario
 from sim.scenario import (
     BrokerFailure,
@@ -98,7 +97,7 @@ def test_a_failed_broker_loses_its_leaderships_and_rejoins_the_isr() -> None:
     sim.run_until(3_000_000)
     assert world.network.is_up("broker-0") and cluster.brokers[0].running
     assert all(0 in cluster.controller.partition_state(tp).isr for tp in EVENTS)
-    offsets = TopicPartition(OFFSETS_TOPIC, 0)
+    offsets = TopicPartition(GROUP_METADATA_TOPIC_NAME, 0)
     assert cluster.brokers[0].replica_manager.log_end_offset(offsets) == (
         cluster.brokers[1].replica_manager.log_end_offset(offsets)
     )

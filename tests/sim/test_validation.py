@@ -17,10 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from coordinator.config import OFFSETS_TOPIC
 from coordinator.hashing import partition_for_group
 from replica.errors import Errors
-from replica.types import TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, TopicPartition
 from sim.core.engine import Simulator
 from sim.output import MetricsRecorder, RunResult
 from sim.runner import build_cluster, run_scenario
@@ -227,7 +226,7 @@ def test_with_the_isr_shrunk_to_one_acks_all_fails_and_commits_fail() -> None:
     assert set(failed.column("partition").to_pylist()) == {coordinator}
     commit_errors = set(_requests(result, "OffsetCommit").column("error").to_pylist())
     assert int(Errors.COORDINATOR_NOT_AVAILABLE) in commit_errors
-    offsets_partition = TopicPartition(OFFSETS_TOPIC, coordinator)
+    offsets_partition = TopicPartition(GROUP_METADATA_TOPIC_NAME, coordinator)
     assert world.cluster.brokers[coordinator].replica_manager.isr(offsets_partition) == (
         coordinator,
     )

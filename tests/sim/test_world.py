@@ -15,9 +15,8 @@ from apis.fetch import FetchRequest, FetchResponse
 from apis.offset_commit import OffsetCommitResponse
 from apis.produce import ProduceRequest, ProduceResponse
 from apis.request_channel import ResponseBody
-from coordinator.config import OFFSETS_TOPIC
 from replica.errors import Errors
-from replica.types import PartitionResponse, TopicPartition
+from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionResponse, TopicPartition
 from sim.clients.records import make_record
 from sim.core.engine import Simulator
 from sim.output import MetricsRecorder
@@ -56,7 +55,8 @@ def test_the_cluster_is_set_up_at_time_zero() -> None:
     assert sim.now == 0 and cluster.clock.now == 0
     for p in range(3):
         assert cluster.leader(TopicPartition("events", p)) == p  # round robin
-        assert cluster.controller.partition_state(TopicPartition(OFFSETS_TOPIC, p)).isr == (
+        offsets_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, p)
+        assert cluster.controller.partition_state(offsets_tp).isr == (
             p, (p + 1) % 3, (p + 2) % 3,
         )  # fmt: skip
     # Every follower is already long-polling its leaders, with every partition it follows.
