@@ -53,9 +53,11 @@ Errors, per partition:
   ...): the partition is left alone for replica.fetch.backoff.ms, or until a metadata change
   re-adds it, whichever comes first.
 
-Of the follower's :class:`~replica.replica_manager.ReplicaManager` the fetcher uses its broker
-id, its configuration and its partitions, stated by the :class:`LocalBroker` protocol; this
-module does not import the manager.
+Fetchers are created and dropped, one per leader, by the follower's
+:class:`~replica.replica_fetcher_manager.ReplicaFetcherManager`. Of the follower's
+:class:`~replica.replica_manager.ReplicaManager` a fetcher uses its broker id, its
+configuration and its partitions, stated by the :class:`LocalBroker` protocol; this module
+does not import the manager.
 """
 
 from __future__ import annotations
