@@ -21,6 +21,7 @@ from replica.partition import Partition
 from replica.records import NO_TIMESTAMP, Record, RecordBatch
 from replica.replica import Replica
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher, ReplicaFetchRequest
+from replica.replica_fetcher_manager import ReplicaFetcherManager
 from replica.replica_manager import ReplicaManager
 from replica.types import (
     CONSUMER_REPLICA_ID,
@@ -84,6 +85,7 @@ __all__ = [
     "ReplicaError",
     "ReplicaFetchRequest",
     "ReplicaFetcher",
+    "ReplicaFetcherManager",
     "ReplicaManager",
     "TopicPartition",
     "UnexpectedAppendOffsetError",

@@ -18,24 +18,41 @@ that reached the fetch offset keeps reaching it.
 
 On completion (satisfied, forced or expired) the data is read again *then* and handed to the
 response callback: the nested callback of the refactoring design.
+
+A delayed fetch uses two members of the :class:`~replica.replica_manager.ReplicaManager` that
+creates it, stated by the :class:`LocalLogReader` protocol; this module does not import the
+manager.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from purgatory import DelayedOperation
+from replica.partition import Partition
 from replica.types import (
     FetchParams,
     FetchPartitionData,
     LogOffsetMetadata,
+    LogReadResult,
     PartitionFetchInfo,
     TopicPartition,
 )
 
-if TYPE_CHECKING:
-    from replica.replica_manager import ReplicaManager
+
+class LocalLogReader(Protocol):
+    """The broker's local logs, as a delayed fetch sees them (the ReplicaManager)."""
+
+    @property
+    def partitions(self) -> Mapping[TopicPartition, Partition]:
+        """The hosted partitions, where the completion conditions are checked."""
+
+    def read_from_local_log(
+        self, params: FetchParams, fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
+    ) -> dict[TopicPartition, LogReadResult]:
+        """Read each partition from its local leader log, now, without waiting; errors are
+        per partition, in the results (the read a completed fetch answers with)."""
 
 
 FetchPartitionStatus = tuple[LogOffsetMetadata, PartitionFetchInfo]
@@ -53,7 +70,7 @@ class DelayedFetch(DelayedOperation):
         delay_ms: int,
         params: FetchParams,
         fetch_status: dict[TopicPartition, FetchPartitionStatus],
-        replica_manager: ReplicaManager,
+        replica_manager: LocalLogReader,
         response_callback: Callable[[dict[TopicPartition, FetchPartitionData]], None],
     ) -> None:
         super().__init__(delay_ms)

@@ -11,21 +11,30 @@ Kafka's protocol, per partition that appended without error (``acks_pending``):
 
 The operation completes when no partition is pending, or expires after its timeout; either
 way the response callback runs once with every partition's response.
+
+A delayed produce uses one method of the :class:`~replica.replica_manager.ReplicaManager` that
+creates it, stated by the :class:`PartitionLookup` protocol; this module does not import the
+manager.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import attrs
 
 from purgatory import DelayedOperation
 from replica.errors import Errors
+from replica.partition import Partition
 from replica.types import PartitionResponse, TopicPartition
 
-if TYPE_CHECKING:
-    from replica.replica_manager import ReplicaManager
+
+class PartitionLookup(Protocol):
+    """The broker's hosted partitions, as a delayed produce sees them (the ReplicaManager)."""
+
+    def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
+        """The hosted partition, or None if this broker has no replica of it (any more)."""
 
 
 @attrs.define(eq=False)
@@ -62,7 +71,7 @@ class DelayedProduce(DelayedOperation):
         self,
         delay_ms: int,
         produce_status: dict[TopicPartition, ProducePartitionStatus],
-        replica_manager: ReplicaManager,
+        replica_manager: PartitionLookup,
         response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
     ) -> None:
         super().__init__(delay_ms)

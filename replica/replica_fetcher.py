@@ -52,18 +52,26 @@ Errors, per partition:
 * anything else (NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
   ...): the partition is left alone for replica.fetch.backoff.ms, or until a metadata change
   re-adds it, whichever comes first.
+
+Fetchers are created and dropped, one per leader, by the follower's
+:class:`~replica.replica_fetcher_manager.ReplicaFetcherManager`. Of the follower's
+:class:`~replica.replica_manager.ReplicaManager` a fetcher uses its broker id, its
+configuration and its partitions, stated by the :class:`LocalBroker` protocol; this module
+does not import the manager.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import attrs
 
+from replica.config import BrokerConfig
 from replica.errors import Errors
 from replica.exceptions import ReplicaArgumentError
 from replica.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET
+from replica.partition import Partition
 from replica.types import (
     UNKNOWN_OFFSET,
     EpochEndOffset,
@@ -72,9 +80,21 @@ from replica.types import (
     TopicPartition,
 )
 
-if TYPE_CHECKING:
-    from replica.partition import Partition
-    from replica.replica_manager import ReplicaManager
+
+class LocalBroker(Protocol):
+    """The follower broker, as its fetchers see it (the ReplicaManager)."""
+
+    @property
+    def broker_id(self) -> int:
+        """The follower's id: the ``replica_id`` of its fetches."""
+
+    @property
+    def config(self) -> BrokerConfig:
+        """The replica.fetch.* settings of the fetches."""
+
+    @property
+    def partitions(self) -> Mapping[TopicPartition, Partition]:
+        """The hosted partitions: the logs fetched into."""
 
 
 @attrs.define(frozen=True)
@@ -109,7 +129,7 @@ class ReplicaFetchRequest:
 class ReplicaFetcher:
     """Fetches, for the local ``replica_manager``, the partitions it follows from ``leader_id``."""
 
-    def __init__(self, replica_manager: ReplicaManager, leader_id: int) -> None:
+    def __init__(self, replica_manager: LocalBroker, leader_id: int) -> None:
         self.replica_manager = replica_manager
         self.leader_id = leader_id
         self._states: dict[TopicPartition, PartitionFetchState] = {}

@@ -15,6 +15,14 @@ log diverges from its own with a ``diverging_epoch`` instead of records, which t
 :class:`~replica.replica_fetcher.ReplicaFetcher` truncates to. With clean leader elections
 (from the ISR) and acks=-1 with min.insync.replicas >= 2, no acknowledged record is lost.
 
+The fetchers, one per leader, belong to the broker's
+:class:`~replica.replica_fetcher_manager.ReplicaFetcherManager`: state changes tell it which
+partitions to stop fetching and which to fetch from where (Kafka's ``makeLeaders``,
+``makeFollowers`` and ``stopReplicas``); :attr:`ReplicaManager.replica_fetchers` is its view of
+them. The fetchers and the delayed operations see this class through small protocols
+(:class:`~replica.replica_fetcher.LocalBroker`, :class:`~replica.delayed_fetch.LocalLogReader`,
+:class:`~replica.delayed_produce.PartitionLookup`), so none of their modules imports this one.
+
 Time: every method reads the injected ``clock()`` (integer milliseconds); timers fire only
 when the owner calls :meth:`ReplicaManager.advance_clock`. Callbacks run synchronously, inside
 the call that completed the operation (a request method, ``advance_clock`` or a state change);
@@ -32,7 +40,7 @@ What triggers completion of delayed operations (``check_and_complete`` on the pa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from purgatory import DelayedOperationPurgatory
@@ -44,6 +52,7 @@ from replica.exceptions import ApiError
 from replica.partition import Partition
 from replica.records import Record
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
+from replica.replica_fetcher_manager import ReplicaFetcherManager
 from replica.types import (
     EMPTY_FETCH_DATA_INFO,
     INTERNAL_TOPICS,
@@ -95,10 +104,9 @@ class ReplicaManager:
             start=start,
         )
         self._partitions: dict[TopicPartition, Partition] = {}
-        self._fetchers: dict[int, ReplicaFetcher] = {}
-        # Live read-only views, made once: the dicts are never replaced.
+        # A live read-only view, made once: the dict is never replaced.
         self._partitions_view = MappingProxyType(self._partitions)
-        self._fetchers_view = MappingProxyType(self._fetchers)
+        self._fetcher_manager = ReplicaFetcherManager(self)
         self._isr_check_interval_ms = max(1, config.replica_lag_time_max_ms // 2)
         self._next_isr_check_ms = start + self._isr_check_interval_ms
 
@@ -121,12 +129,13 @@ class ReplicaManager:
 
     @property
     def replica_fetchers(self) -> Mapping[int, ReplicaFetcher]:
-        """Read-only view: leader broker id -> the fetcher of the partitions followed from it,
-        in leader id order (drivers start ready fetches in that order).
+        """Live read-only view: leader broker id -> the fetcher of the partitions followed
+        from it, in leader id order (drivers start ready fetches in that order); it is the
+        :attr:`ReplicaFetcherManager.fetchers` of this broker's fetcher manager.
 
         A fetcher is dropped once it has no partitions; look it up again after state changes.
         """
-        return self._fetchers_view
+        return self._fetcher_manager.fetchers
 
     def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
         """The hosted partition, or None if this broker has no replica of it."""
@@ -549,7 +558,7 @@ class ReplicaManager:
     def _make_leaders(
         self, states: Mapping[TopicPartition, PartitionState], now: int
     ) -> list[TopicPartition]:
-        self._remove_fetcher_for_partitions(states)
+        self._fetcher_manager.remove_fetcher_for_partitions(states)
         return [tp for tp, state in states.items() if self._partitions[tp].make_leader(state, now)]
 
     def _make_followers(
@@ -558,38 +567,18 @@ class ReplicaManager:
         changed = [
             tp for tp, state in states.items() if self._partitions[tp].make_follower(state, now)
         ]
-        self._remove_fetcher_for_partitions(changed)
-        by_leader: dict[int, dict[TopicPartition, InitialFetchState]] = {}
+        self._fetcher_manager.remove_fetcher_for_partitions(changed)
+        to_fetch: dict[TopicPartition, tuple[int, InitialFetchState]] = {}
         for tp in changed:
             partition = self._partitions[tp]
             leader = states[tp].leader
             if leader >= 0:
-                by_leader.setdefault(leader, {})[tp] = InitialFetchState(
-                    partition.log.log_end_offset, partition.leader_epoch
+                to_fetch[tp] = (
+                    leader,
+                    InitialFetchState(partition.log.log_end_offset, partition.leader_epoch),
                 )
-        for leader, initial_states in by_leader.items():
-            fetcher = self._fetchers.get(leader)
-            if fetcher is None:
-                fetcher = self._add_fetcher(leader)
-            fetcher.add_partitions(initial_states)
+        self._fetcher_manager.add_fetcher_for_partitions(to_fetch)
         return changed
-
-    def _add_fetcher(self, leader: int) -> ReplicaFetcher:
-        """A new fetcher from ``leader``, keeping ``_fetchers`` in leader id order (in place:
-        the read-only view stays live)."""
-        fetcher = ReplicaFetcher(self, leader)
-        fetchers = sorted({**self._fetchers, leader: fetcher}.items())
-        self._fetchers.clear()
-        self._fetchers.update(fetchers)
-        return fetcher
-
-    def _remove_fetcher_for_partitions(self, partitions: Iterable[TopicPartition]) -> None:
-        removed = list(partitions)
-        for leader in list(self._fetchers):
-            fetcher = self._fetchers[leader]
-            fetcher.remove_partitions(removed)
-            if not fetcher.partition_states:
-                del self._fetchers[leader]
 
     def stop_replica(self, topic_partition: TopicPartition, delete: bool) -> Errors:
         """Stop the local replica (Kafka's StopReplica request); always returns NONE.
@@ -600,7 +589,7 @@ class ReplicaManager:
         later :meth:`become_leader_or_follower`. Delayed operations of the partition are
         checked afterwards, so they complete with that error. Unknown partitions are ignored.
         """
-        self._remove_fetcher_for_partitions([topic_partition])
+        self._fetcher_manager.remove_fetcher_for_partitions([topic_partition])
         partition = self._partitions.get(topic_partition)
         if partition is None:
             return Errors.NONE
@@ -659,4 +648,4 @@ class ReplicaManager:
         """
         self._produce_purgatory.shutdown()
         self._fetch_purgatory.shutdown()
-        self._fetchers.clear()
+        self._fetcher_manager.shutdown()

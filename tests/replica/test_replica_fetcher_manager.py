@@ -1,0 +1,117 @@
+"""ReplicaFetcherManager: one fetcher per leader, in leader id order, behind a live view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import pytest
+
+from replica import (
+    BrokerConfig,
+    InitialFetchState,
+    Partition,
+    PartitionState,
+    ReplicaFetcherManager,
+    ReplicaManager,
+    TopicPartition,
+)
+from tests.replica.harness import ManualClock
+
+TP0, TP1, TP2 = (TopicPartition("t", p) for p in range(3))
+START = InitialFetchState(0, 1)
+CONFIG = BrokerConfig(replica_fetch_backoff_ms=300)
+
+
+@attrs.frozen
+class FakeBroker:
+    """A follower broker hosting nothing: all a fetcher needs (``LocalBroker``)."""
+
+    broker_id: int = 7
+    config: BrokerConfig = CONFIG
+    partitions: Mapping[TopicPartition, Partition] = attrs.field(factory=dict)
+
+
+@pytest.fixture
+def manager() -> ReplicaFetcherManager:
+    return ReplicaFetcherManager(FakeBroker())
+
+
+def test_partitions_are_grouped_by_leader_in_leader_id_order(
+    manager: ReplicaFetcherManager,
+) -> None:
+    manager.add_fetcher_for_partitions({TP0: (2, START), TP1: (0, START), TP2: (2, START)})
+    fetchers = manager.fetchers
+    assert list(fetchers) == [0, 2]
+    assert [f.leader_id for f in fetchers.values()] == [0, 2]
+    assert set(fetchers[2].partition_states) == {TP0, TP2}
+    assert set(fetchers[0].partition_states) == {TP1}
+    assert fetchers[0].build_fetch_request(0) is not None
+    assert fetchers[0].in_flight is not None and fetchers[0].in_flight.replica_id == 7
+
+
+def test_adding_to_a_fetcher_keeps_it_and_restarts_the_partition(
+    manager: ReplicaFetcherManager,
+) -> None:
+    manager.add_fetcher_for_partitions({TP0: (3, START)})
+    fetcher = manager.fetchers[3]
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_failure(0)  # TP0 backs off until 300
+    manager.add_fetcher_for_partitions({TP0: (3, InitialFetchState(5, 2)), TP1: (1, START)})
+    assert list(manager.fetchers) == [1, 3]  # a new leader with a smaller id goes first
+    assert manager.fetchers[3] is fetcher
+    state = fetcher.partition_states[TP0]
+    assert (state.fetch_offset, state.current_leader_epoch, state.ready_at_ms) == (5, 2, 0)
+
+
+def test_adding_does_not_remove_from_another_leader(manager: ReplicaFetcherManager) -> None:
+    manager.add_fetcher_for_partitions({TP0: (0, START)})
+    manager.add_fetcher_for_partitions({TP0: (1, START)})
+    assert TP0 in manager.fetchers[0].partition_states
+    assert TP0 in manager.fetchers[1].partition_states
+
+
+def test_remove_drops_only_the_fetchers_left_without_partitions(
+    manager: ReplicaFetcherManager,
+) -> None:
+    manager.add_fetcher_for_partitions({TP0: (0, START), TP1: (0, START), TP2: (1, START)})
+    dropped = manager.fetchers[1]
+    manager.remove_fetcher_for_partitions(iter([TP0, TP2, TopicPartition("unknown", 0)]))
+    assert list(manager.fetchers) == [0]
+    assert set(manager.fetchers[0].partition_states) == {TP1}
+    manager.add_fetcher_for_partitions({TP2: (1, START)})
+    assert manager.fetchers[1] is not dropped  # a dropped fetcher is not reused
+
+
+def test_the_view_is_live_and_read_only(manager: ReplicaFetcherManager) -> None:
+    view = manager.fetchers
+    manager.add_fetcher_for_partitions({TP0: (2, START)})
+    manager.add_fetcher_for_partitions({TP1: (1, START)})  # re-sorted in place
+    assert list(view) == [1, 2]
+    manager.remove_fetcher_for_partitions([TP1])
+    assert list(view) == [2]
+    manager.shutdown()
+    assert list(view) == []
+    with pytest.raises(TypeError):
+        view[0] = None  # type: ignore[index]
+
+
+def test_replica_manager_delegates_to_its_fetcher_manager() -> None:
+    broker = ReplicaManager(1, BrokerConfig(), ManualClock())
+    view = broker.replica_fetchers
+    broker.become_leader_or_follower(
+        {
+            TP0: PartitionState(2, 0, (1, 2), (1, 2)),
+            TP1: PartitionState(0, 0, (0, 1), (0, 1)),
+            TP2: PartitionState(-1, 0, (1, 2), (1, 2)),  # no leader: nothing to fetch from
+        }
+    )
+    assert list(view) == [0, 2]
+    assert view[0].replica_manager is broker
+    broker.become_leader_or_follower({TP1: PartitionState(1, 1, (0, 1), (0, 1))})
+    assert list(view) == [2]
+    broker.stop_replica(TP0, delete=False)
+    assert list(view) == []
+    broker.become_leader_or_follower({TP0: PartitionState(2, 1, (1, 2), (1, 2))})
+    broker.shutdown()
+    assert list(view) == []
