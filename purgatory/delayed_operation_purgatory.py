@@ -41,9 +41,11 @@ from typing import Generic, TypeVar
 
 from purgatory.delayed_operation import DelayedOperation
 from purgatory.errors import (
+    InvalidGroupMinKeysError,
     InvalidKeysError,
+    InvalidNameError,
+    InvalidPurgeIntervalError,
     OperationAlreadyWatchedError,
-    PurgatoryError,
     PurgatoryShutdownError,
 )
 from purgatory.timing_wheel import TimingWheel
@@ -68,6 +70,11 @@ class DelayedOperationPurgatory(Generic[Op]):
     default it is the timer's time, i.e. the last :meth:`advance_clock`, which is what a
     simulator wants. A real-time driver passes a clock that reads its own time source.
     Operations with at least ``group_min_keys`` keys (an int >= 1) are watched as groups.
+
+    Raises InvalidNameError unless ``name`` is a non-empty str, InvalidPurgeIntervalError
+    unless ``purge_interval`` is an int >= 0, InvalidGroupMinKeysError unless
+    ``group_min_keys`` is an int >= 1, and the timing wheel's errors for a bad ``tick`` or
+    ``start``.
     """
 
     def __init__(
@@ -81,13 +88,15 @@ class DelayedOperationPurgatory(Generic[Op]):
         group_min_keys: int = DEFAULT_GROUP_MIN_KEYS,
     ) -> None:
         if not isinstance(name, str) or not name:
-            raise PurgatoryError(f"name must be a non-empty str, got {name!r}")
+            raise InvalidNameError(f"name must be a non-empty str, got {name!r}")
         if type(purge_interval) is not int or purge_interval < 0:
-            raise PurgatoryError(
+            raise InvalidPurgeIntervalError(
                 f"purge_interval must be a non-negative int, got {purge_interval!r}"
             )
         if type(group_min_keys) is not int or group_min_keys < 1:
-            raise PurgatoryError(f"group_min_keys must be an int >= 1, got {group_min_keys!r}")
+            raise InvalidGroupMinKeysError(
+                f"group_min_keys must be an int >= 1, got {group_min_keys!r}"
+            )
         self.name = name
         self.purge_interval = purge_interval
         self.group_min_keys = group_min_keys

@@ -35,6 +35,18 @@ class ReentrantAdvanceError(PurgatoryError, RuntimeError):
     """A timer callback called ``advance`` on the wheel that is running it."""
 
 
+class InvalidNameError(PurgatoryError, ValueError):
+    """A purgatory was given a name that is not a non-empty str."""
+
+
+class InvalidPurgeIntervalError(PurgatoryError, ValueError):
+    """A purgatory was given a ``purge_interval`` that is not a non-negative integer."""
+
+
+class InvalidGroupMinKeysError(PurgatoryError, ValueError):
+    """A purgatory was given a ``group_min_keys`` that is not an integer >= 1."""
+
+
 class InvalidTimeoutError(PurgatoryError, ValueError):
     """A delayed operation was given a timeout that is not a non-negative integer."""
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Idempotent set-up on a fresh machine: a virtualenv in .venv with the project and every extra.
-# Re-running it only reinstalls when pyproject.toml changed.
+# Re-running it only reinstalls when pyproject.toml or the editable mode changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
+# compat: a plain .pth path entry for the checkout, which type checkers follow; setuptools'
+# default editable install is an import hook that mypy and pyright cannot see through.
+EDITABLE_MODE=compat
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "setup: Python >= 3.11 is required (found $("$PYTHON" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2
     exit 1
@@ -11,10 +14,10 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)
+stamp=.venv/.installed-$( { cat pyproject.toml; echo "editable_mode=$EDITABLE_MODE"; } | sha1sum | cut -c1-12)
 if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[all]"
+    .venv/bin/python -m pip install --quiet -e ".[all]" --config-settings editable_mode="$EDITABLE_MODE"
     rm -f .venv/.installed-*
     touch "$stamp"
 fi

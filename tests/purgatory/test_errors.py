@@ -14,7 +14,10 @@ from purgatory import (
     ClockWentBackwardsError,
     DelayedOperationPurgatory,
     InvalidDeadlineError,
+    InvalidGroupMinKeysError,
     InvalidKeysError,
+    InvalidNameError,
+    InvalidPurgeIntervalError,
     InvalidStartError,
     InvalidTickError,
     InvalidTimeoutError,
@@ -38,6 +41,9 @@ ERROR_KINDS = [
     (purgatory.errors.ClockWentBackwardsError, ValueError),
     (purgatory.errors.AlreadyScheduledError, RuntimeError),
     (purgatory.errors.ReentrantAdvanceError, RuntimeError),
+    (purgatory.errors.InvalidNameError, ValueError),
+    (purgatory.errors.InvalidPurgeIntervalError, ValueError),
+    (purgatory.errors.InvalidGroupMinKeysError, ValueError),
     (purgatory.errors.InvalidTimeoutError, ValueError),
     (purgatory.errors.InvalidKeysError, ValueError),
     (purgatory.errors.OperationAlreadyWatchedError, ValueError),
@@ -190,18 +196,46 @@ def test_the_same_operation_cannot_be_watched_twice() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "error", "message"),
     [
-        ({"name": ""}, "name must be a non-empty str"),
-        ({"name": 5}, "name must be a non-empty str, got 5"),
-        ({"name": "p", "purge_interval": -1}, "purge_interval must be a non-negative int"),
-        ({"name": "p", "purge_interval": 1.5}, "purge_interval must be a non-negative int"),
-        ({"name": "p", "tick": 0}, "tick must be a positive integer"),
+        ({"name": ""}, InvalidNameError, "name must be a non-empty str, got ''"),
+        ({"name": 5}, InvalidNameError, "name must be a non-empty str, got 5"),
+        ({"name": None}, InvalidNameError, "name must be a non-empty str, got None"),
+        (
+            {"name": "p", "purge_interval": -1},
+            InvalidPurgeIntervalError,
+            "purge_interval must be a non-negative int, got -1",
+        ),
+        (
+            {"name": "p", "purge_interval": 1.5},
+            InvalidPurgeIntervalError,
+            "purge_interval must be a non-negative int, got 1.5",
+        ),
+        (
+            {"name": "p", "purge_interval": True},
+            InvalidPurgeIntervalError,
+            "purge_interval must be a non-negative int, got True",
+        ),
+        (
+            {"name": "p", "group_min_keys": 0},
+            InvalidGroupMinKeysError,
+            "group_min_keys must be an int >= 1, got 0",
+        ),
+        (
+            {"name": "p", "group_min_keys": "8"},
+            InvalidGroupMinKeysError,
+            "group_min_keys must be an int >= 1, got '8'",
+        ),
+        ({"name": "p", "tick": 0}, InvalidTickError, "tick must be a positive integer"),
     ],
 )
-def test_purgatory_arguments_are_checked(kwargs: dict[str, Any], message: str) -> None:
-    with pytest.raises(PurgatoryError, match=message):
+def test_purgatory_arguments_are_checked(
+    kwargs: dict[str, Any], error: type[PurgatoryError], message: str
+) -> None:
+    # Both the specific class and the built-in base it promises (ValueError for all of these).
+    with pytest.raises(error, match=message) as raised:
         DelayedOperationPurgatory(**kwargs)
+    assert type(raised.value) is error and isinstance(raised.value, ValueError)
 
 
 # -- errors raised by user callbacks ------------------------------------------------------

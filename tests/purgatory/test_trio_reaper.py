@@ -1,6 +1,6 @@
 """The trio expiry reaper under trio's MockClock (autojump): exact expiry instants, early
 wake-ups, cancellation, callback errors, a purgatory end to end; LoopClock's conversion
-contract (hypothesis); the real-time lateness measurement."""
+contract (hypothesis)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from purgatory.clock import (
     LoopClock,
 )
 from purgatory.errors import InvalidDeadlineError, PurgatoryError
-from purgatory.reaper_lateness import measure_lateness
 from purgatory.trio_reaper import TrioReaper, open_trio_reaper, trio_clock
 
 
@@ -478,24 +477,3 @@ def test_times_beyond_never_never_come() -> None:
     clock = LoopClock(time.monotonic, 1000, 5.0, 0)
     assert clock.to_seconds(clock.never) == math.inf
     assert clock.to_seconds(clock.never - 1) < math.inf
-
-
-# -- real-time lateness (occurrence and order only; no timing assertions) --------------------
-
-
-def test_measure_lateness_reports_every_operation_and_none_early() -> None:
-    result = measure_lateness(num_ops=300, timeout_ms_range=(1, 20))
-    assert result["count"] == result["baseline_count"] == 300
-    assert result["min_ms"] >= 0
-    assert result["baseline_min_ms"] >= 0
-    for prefix in ("", "baseline_"):
-        percentiles = [result[f"{prefix}{name}_ms"] for name in ("p50", "p90", "p99", "p99_9")]
-        assert percentiles == sorted(percentiles)
-        assert percentiles[-1] <= result[f"{prefix}max_ms"]
-
-
-def test_measure_lateness_rejects_bad_arguments() -> None:
-    with pytest.raises(ValueError, match="num_ops must be a positive int"):
-        measure_lateness(num_ops=0)
-    with pytest.raises(ValueError, match="timeout_ms_range must be"):
-        measure_lateness(num_ops=1, timeout_ms_range=(5, 1))

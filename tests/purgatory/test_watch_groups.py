@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from purgatory import DelayedOperationPurgatory, PurgatoryError
+from purgatory import DelayedOperationPurgatory, InvalidGroupMinKeysError, InvalidKeysError
 from purgatory.testing import ConditionOperation
 
 Purgatory = DelayedOperationPurgatory[ConditionOperation]
@@ -104,7 +104,7 @@ def test_shutdown_returns_grouped_and_listed_operations_in_watch_order() -> None
 def test_an_unhashable_key_in_a_group_watches_nothing() -> None:
     purgatory = Purgatory("p", group_min_keys=1)
     op = ConditionOperation(10)
-    with pytest.raises(PurgatoryError, match="every key must be hashable"):
+    with pytest.raises(InvalidKeysError, match="every key must be hashable"):
         purgatory.try_complete_else_watch(op, ["a", ["b"]])  # type: ignore[list-item]
     assert metrics(purgatory) == (0, 0) and purgatory.watch_keys() == []
     assert purgatory.try_complete_else_watch(op, ["a", "b"]) is False  # may be resubmitted
@@ -112,5 +112,5 @@ def test_an_unhashable_key_in_a_group_watches_nothing() -> None:
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, "8", None])
 def test_group_min_keys_must_be_a_positive_int(value: object) -> None:
-    with pytest.raises(PurgatoryError, match="group_min_keys must be an int >= 1"):
+    with pytest.raises(InvalidGroupMinKeysError, match="group_min_keys must be an int >= 1"):
         Purgatory("p", group_min_keys=value)  # type: ignore[arg-type]

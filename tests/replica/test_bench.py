@@ -7,6 +7,7 @@ import json
 import pytest
 
 from replica import bench
+from replica.bench.__main__ import main
 
 
 def test_replication_benchmark_answers_every_request() -> None:
@@ -22,7 +23,7 @@ def test_log_read_benchmark_and_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert result["read_cost_ratio"] == pytest.approx(
         result["large_log_us_per_read"] / result["small_log_us_per_read"]
     )
-    bench.main(["--requests", "16", "--batch", "1", "--rounds", "1", "--json"])
+    main(["--requests", "16", "--batch", "1", "--rounds", "1", "--json"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["benchmark"] for line in lines] == [
         "replication",

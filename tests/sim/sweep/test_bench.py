@@ -5,6 +5,11 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
+# These tests start no Spark, but sim.sweep.bench imports pyspark when it is imported.
+pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')")
+
 from sim.sweep.bench import (
     TARGET_SPEEDUP,
     BenchResult,

@@ -10,6 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+# These tests start no Spark, but sim.sweep.job imports pyspark when it is imported.
+pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')")
+
 from sim.output import MESSAGES_SCHEMA, REQUESTS_SCHEMA
 from sim.sweep.errors import RunnerError
 from sim.sweep.grid import Task

@@ -14,6 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+
+pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')")
+
 from pyspark.sql import SparkSession
 
 from sim.core.statistics import mean_confidence_interval

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import trio
 
+from purgatory.bench.errors import BenchArgumentError
 from purgatory.clock import LoopClock
 from purgatory.delayed_operation import DelayedOperation
 from purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
@@ -52,14 +53,15 @@ def measure_lateness(
     one trio task per operation. Lateness is never negative: the reaper never expires an
     operation before its deadline.
 
-    Raises ValueError for ``num_ops`` < 1 or a range that is not ``0 <= low <= high``, and the
-    clock's and wheel's errors for a bad ``units_per_second`` or ``tick``.
+    Raises BenchArgumentError for ``num_ops`` < 1 or a range that is not
+    ``0 <= low <= high``, and the clock's and wheel's errors for a bad ``units_per_second`` or
+    ``tick``.
     """
     if type(num_ops) is not int or num_ops < 1:
-        raise ValueError(f"num_ops must be a positive int, got {num_ops!r}")
+        raise BenchArgumentError(f"num_ops must be a positive int, got {num_ops!r}")
     low, high = timeout_ms_range
     if not 0 <= low <= high:
-        raise ValueError(
+        raise BenchArgumentError(
             "timeout_ms_range must be (low, high) with 0 <= low <= high milliseconds, "
             f"got {timeout_ms_range!r}"
         )

@@ -1,31 +1,8 @@
-"""Benchmarks of the replica layer, each against a baseline measured in the same run.
-
-``python -m replica.bench [--requests N] [--batch B] [--rounds R] [--json]``
-
-* ``replication``: produce requests of ``B`` records spread over 8 partitions led by 3 brokers
-  (a :class:`~replica.testing.DirectCluster`; followers fetch by direct calls after every 8
-  requests), with acks=-1 and, as the baseline, acks=1 (the same appends and follower
-  fetches without waiting for replication). Reports records per CPU-second for both and
-  ``acks_all_cost_ratio`` = CPU per record with acks=-1 / with acks=1.
-* ``log_read``: reads at random offsets in a log of 1,000 batches (the baseline) and in one of
-  100,000 batches; ``read_cost_ratio`` = CPU per read in the large log / in the small one
-  (offset lookups are binary searches, so it stays near 1; a linear scan would be ~100).
-* ``follower_fetch``: a follower's fetch at the leader's log end (one partition, no wait) with
-  ``last_fetched_epoch`` None (the baseline) and set to the current epoch, on a leader that has
-  been through 1,000 epochs; ``epoch_check_cost_ratio`` = CPU per fetch with / without.
-* ``timestamp_lookup``: ListOffsets timestamp lookups at random timestamps in a log of 1,000
-  batches (the baseline) and in one of 100,000 (17 segments of 1 MiB); ``lookup_cost_ratio`` =
-  large / small (a walk over the segments, as Kafka's, then a binary search in one: a few;
-  a linear scan of the batches would be ~100).
-
-Costs are process CPU time; the best of ``R`` interleaved rounds is kept (the least disturbed
-by other load). Tests only check that the benchmarks run, never their numbers.
-"""
+"""The replica layer's benchmarks, each against its baseline in the same run (see
+:mod:`replica.bench`); each returns its numbers as a dict."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import time
 from collections.abc import Callable
@@ -76,7 +53,7 @@ def _replication_run(requests: int, batch: int, acks: int) -> tuple[float, int]:
 
 
 def replication(requests: int = 4000, batch: int = 10, rounds: int = 3) -> dict[str, float]:
-    """Records per CPU-second with acks=-1 and acks=1, and the cost ratio (see module doc).
+    """Records per CPU-second with acks=-1 and acks=1, and the cost ratio (see replica.bench).
 
     Raises:
         RuntimeError: a produce request was left unanswered (a bug, not a slow machine).
@@ -206,30 +183,3 @@ def timestamp_lookup(
         "large_log_us_per_lookup": best[large] * 1e6,
         "lookup_cost_ratio": best[large] / best[small],
     }
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m replica.bench", description=__doc__)
-    parser.add_argument("--requests", type=int, default=4000, help="produce requests per run")
-    parser.add_argument("--batch", type=int, default=10, help="records per produce request")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (best kept)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per benchmark")
-    args = parser.parse_args(argv)
-    results = {
-        "replication": replication(args.requests, args.batch, args.rounds),
-        "log_read": log_read(rounds=args.rounds),
-        "follower_fetch": follower_fetch(rounds=args.rounds),
-        "timestamp_lookup": timestamp_lookup(rounds=args.rounds),
-    }
-    for name, result in results.items():
-        if args.json:
-            print(json.dumps({"benchmark": name, **result}, sort_keys=True))
-        else:
-            print(name)
-            for key, value in result.items():
-                shown = f"{value:,.2f}" if isinstance(value, float) else str(value)
-                print(f"  {key:34} {shown}")
-
-
-if __name__ == "__main__":
-    main()
