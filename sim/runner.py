@@ -20,17 +20,13 @@ from sim.output import MetricsRecorder, RunResult, summarize
 from sim.scenario import Scenario
 from sim.world import World
 
-__all__ = ["ClusterNotWiredError", "WorldBuilder", "build_cluster", "run_scenario"]
+__all__ = ["WorldBuilder", "build_cluster", "run_scenario"]
 
 WorldBuilder = Callable[[Simulator, Scenario, MetricsRecorder], object]
 """Creates everything a run simulates on ``sim``, reporting to the recorder. Registers
 time-series probes with ``recorder.add_probe`` and schedules its own events."""
 
 _STEP_US = 1_000_000  # one virtual second
-
-
-class ClusterNotWiredError(RuntimeError):
-    """The broker cluster is not plugged into the simulator yet (see :func:`build_cluster`)."""
 
 
 def build_cluster(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) -> World:

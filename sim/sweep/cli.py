@@ -19,7 +19,6 @@ from pyspark import SparkContext
 from pyspark.errors import PythonException
 
 from sim.sweep.analysis import analyse
-from sim.sweep.bench import bench, direct_run, format_result
 from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
 from sim.sweep.job import run_sweep
 from sim.sweep.report import write_report
@@ -140,6 +139,8 @@ def sweep_bench_main(argv: Sequence[str]) -> int:
     """``python -m sim sweep-bench [--json] [--study S] [--repeat N] [--runner M:F]``
     (see :mod:`.bench`)."""
     args = _bench_parser().parse_args(list(argv))
+    # Benchmarks are not part of the installed wheel: imported only by this command.
+    from sim.sweep.bench import bench, direct_run, format_result
 
     def body() -> int:
         study = load_study(args.study)

@@ -106,6 +106,5 @@ def run_point(
     table: Mapping[str, Any], overrides: Mapping[str, Any], seed: int, duration_s: float | None
 ) -> dict[str, pa.Table]:
     """The sweep's real run function (:data:`sim.sweep.runner.DEFAULT_RUNNER`): the broker
-    cluster of :func:`sim.runner.build_cluster`. Raises whatever the run raises, e.g.
-    :class:`sim.runner.ClusterNotWiredError` while the cluster is not wired in."""
+    cluster of :func:`sim.runner.build_cluster`. Raises whatever the run raises."""
     return simulate(table, overrides, seed, duration_s)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from sim.cli import main
-from sim.runner import ClusterNotWiredError
 from tests.sim.test_output import SHORT, toy_world
 
 Capture = pytest.CaptureFixture[str]
@@ -86,17 +85,6 @@ def test_run_writes_the_run_directory_and_prints_the_summary(
     ]  # fmt: skip
 
 
-def test_run_without_a_cluster_exits_1_with_one_line(
-    capsys: Capture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def unwired(*_args: object) -> None:
-        raise ClusterNotWiredError("the broker cluster is not wired in")
-
-    monkeypatch.setattr("sim.runner.build_cluster", unwired)
-    assert main(["run", "--no-progress"]) == 1
-    assert capsys.readouterr().err == "error: the broker cluster is not wired in\n"
-
-
 def test_knobs_lists_paths_values_and_help(capsys: Capture) -> None:
     assert main(["knobs", "default", "--set", "cluster.brokers=4"]) == 0
     out = capsys.readouterr().out
@@ -119,16 +107,10 @@ def test_bench_reports_engine_overhead_and_the_scenario_part(
         "events_per_wall_s",
     }  # fmt: skip
     assert report["engine_overhead_ratio"] > 0
-
-    def unwired() -> dict[str, float]:
-        raise ClusterNotWiredError("not wired")
-
-    monkeypatch.setattr("sim.bench.scenario_throughput", unwired)
-    assert main(["bench", "--events", "3000", "--rounds", "1"]) == 1
+    assert main(["bench", "--events", "3000", "--rounds", "1"]) == 0
     captured = capsys.readouterr()
     assert "engine_overhead_ratio: " in captured.out
-    assert "messages_per_wall_s: None" in captured.out
-    assert captured.err == "error: default scenario not measured: not wired\n"
+    assert "messages_per_wall_s: 1" in captured.out
 
 
 def test_python_dash_m_sim_works() -> None:

@@ -24,6 +24,7 @@ _SHORT = (
 )
 _BURROW = ("burrow.commit_interval_ms=1000",)
 _FAULT = ("faults[0].at=2s", "faults[0].duration=1500ms")
+_ISR = ("cluster.replica_lag_time_max_ms=1000",)
 
 CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "default": ("default", _SHORT + _BURROW),
@@ -37,6 +38,17 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "slow-follower": ("slow-follower", _SHORT + _BURROW + _FAULT),
     "stalled-follower": ("stalled-follower", _SHORT + _BURROW + _FAULT),
     "consumers": (str(_HERE / "consumers.toml"), _SHORT + _BURROW),
+    # A short lag limit, so the ISR checks (every replica.lag.time.max.ms / 2) run inside the
+    # run: a stalled follower leaves the ISRs and rejoins them; a restarted broker that leads
+    # nothing goes on checking.
+    "stalled-follower-isr": (
+        "stalled-follower",
+        _SHORT + _BURROW + _ISR + ("faults[0].at=1500ms", "faults[0].duration=2s"),
+    ),
+    "broker-failure-isr": (
+        "broker-failure",
+        _SHORT + _BURROW + _ISR + ("faults[0].at=1500ms", "faults[0].duration=1s"),
+    ),
 }
 
 

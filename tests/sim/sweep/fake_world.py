@@ -22,7 +22,6 @@ import pyarrow as pa
 
 from sim.core.engine import Simulator, every
 from sim.output import REQUESTS_SCHEMA, MetricsRecorder
-from sim.runner import ClusterNotWiredError
 from sim.scenario import Scenario
 from sim.sweep.simulate import simulate
 
@@ -104,11 +103,11 @@ run_point = functools.partial(simulate, build_world=fake_world)
 """The sweep run function of the stand-in world (``tests.sim.sweep.fake_world:run_point``)."""
 
 
-def not_wired(
+def failing(
     table: Mapping[str, Any], overrides: Mapping[str, Any], seed: int, duration_s: float | None
 ) -> dict[str, pa.Table]:
-    """A run function that fails like the real one while the cluster is not wired in."""
-    raise ClusterNotWiredError("the broker cluster is not wired into the simulator yet")
+    """A run function that cannot run (as a broken user-supplied one would)."""
+    raise RuntimeError("this run function always fails")
 
 
 def no_messages(

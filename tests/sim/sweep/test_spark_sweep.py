@@ -240,11 +240,11 @@ def test_bad_study_and_runner_exit_2_before_spark(tmp_path: Path) -> None:
 
 
 def test_bench_says_clearly_when_the_run_function_cannot_run() -> None:
-    runner = "tests.sim.sweep.fake_world:not_wired"
+    runner = "tests.sim.sweep.fake_world:failing"
     status, stdout, stderr = run_cli(sweep_bench_main, ["--json", "--runner", runner])
     assert (status, stdout) == (1, "")
     assert stderr.count("\n") == 1
-    assert "cannot run yet (ClusterNotWiredError" in stderr and "nothing measured" in stderr
+    assert "cannot run yet (RuntimeError" in stderr and "nothing measured" in stderr
 
 
 def test_the_real_simulator_gives_the_same_tables_in_a_spark_task(
