@@ -59,8 +59,6 @@ class BrokerNode:
         )
         #: False while stopped.
         self.running = True
-        #: True while the replica fetchers send no new fetches (a stalled follower).
-        self.fetchers_paused = False
         #: Bumped by every stop: answers meant for an earlier incarnation are dropped.
         self.incarnation = 0
         self._in_flight: dict[Request, ResponseCallback] = {}
@@ -136,22 +134,24 @@ class BrokerNode:
         return ready
 
     def next_deadline(self) -> int | None:
-        """The earliest time something is due here: a timer of the ReplicaManager or a
-        backed-off fetcher (None while stopped, or if nothing is scheduled)."""
-        if not self.running:
-            return None
-        candidates = [self.replica_manager.next_deadline()]
-        if not self.fetchers_paused:
-            candidates.extend(
-                f.next_fetch_time_ms() for f in self.replica_manager.replica_fetchers.values()
-            )
-        due = [t for t in candidates if t is not None]
-        return min(due) if due else None
+        """The earliest time something is due here: a timer of the ReplicaManager (its
+        purgatories' and its scheduler's: ISR checks, fetchers' back-offs), None while
+        stopped or if nothing is scheduled."""
+        return self.replica_manager.next_deadline() if self.running else None
 
     def advance_clock(self, now: int) -> None:
         """Fire the ReplicaManager's timers due at ``now`` (nothing while stopped)."""
         if self.running:
             self.replica_manager.advance_clock(now)
+
+    @property
+    def fetchers_paused(self) -> bool:
+        """True while the replica fetchers send no new fetches (a stalled follower)."""
+        return self.replica_manager.fetchers_paused
+
+    @fetchers_paused.setter
+    def fetchers_paused(self, paused: bool) -> None:
+        self.replica_manager.fetchers_paused = paused
 
     # -- faults -----------------------------------------------------------------------------
 

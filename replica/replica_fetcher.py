@@ -53,11 +53,20 @@ Errors, per partition:
   ...): the partition is left alone for replica.fetch.backoff.ms, or until a metadata change
   re-adds it, whichever comes first.
 
+Waking up: while nothing is in flight, a fetcher's next fetch is due at the earliest
+``ready_at_ms`` of its partitions (at once unless they all back off). The fetcher keeps one
+timer task on its broker's scheduler (the :class:`~purgatory.TimingWheel` of the broker's own
+periodic work) at that time, re-armed by every call that changes it, so the broker's driver
+learns when to wake up from the scheduler's next deadline instead of asking every fetcher. The
+task does nothing when it fires: waking the broker is its purpose; the driver then asks the
+ready fetchers for their requests. A paused or dropped fetcher keeps no task
+(:meth:`~ReplicaFetcher.stop_waking`).
+
 Fetchers are created and dropped, one per leader, by the follower's
 :class:`~replica.replica_fetcher_manager.ReplicaFetcherManager`. Of the follower's
 :class:`~replica.replica_manager.ReplicaManager` a fetcher uses its broker id, its
-configuration and its partitions, stated by the :class:`LocalBroker` protocol; this module
-does not import the manager.
+configuration, its partitions and its scheduler, stated by the :class:`LocalBroker` protocol;
+this module does not import the manager.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ from typing import Protocol
 
 import attrs
 
+from purgatory import TimerTask, TimingWheel
 from replica.config import BrokerConfig
 from replica.errors import Errors
 from replica.exceptions import ReplicaArgumentError
@@ -95,6 +105,10 @@ class LocalBroker(Protocol):
     @property
     def partitions(self) -> Mapping[TopicPartition, Partition]:
         """The hosted partitions: the logs fetched into."""
+
+    @property
+    def scheduler(self) -> TimingWheel:
+        """The broker's timer for its own periodic work (ms): where back-offs end."""
 
 
 @attrs.define(frozen=True)
@@ -126,6 +140,15 @@ class ReplicaFetchRequest:
     fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
 
 
+class _NextFetchDue(TimerTask):
+    """A fetcher's wake-up on its broker's scheduler: firing is all it does."""
+
+    __slots__ = ()
+
+    def run(self) -> None:
+        pass
+
+
 class ReplicaFetcher:
     """Fetches, for the local ``replica_manager``, the partitions it follows from ``leader_id``."""
 
@@ -134,6 +157,8 @@ class ReplicaFetcher:
         self.leader_id = leader_id
         self._states: dict[TopicPartition, PartitionFetchState] = {}
         self._in_flight: ReplicaFetchRequest | None = None
+        self._next_fetch_due = _NextFetchDue()
+        self._waking = True
 
     def __repr__(self) -> str:
         return (
@@ -157,12 +182,14 @@ class ReplicaFetcher:
             self._states[tp] = PartitionFetchState(
                 initial.fetch_offset, initial.current_leader_epoch
             )
+        self._rearm()
 
     def remove_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         """Stop fetching these partitions (unknown ones are ignored). A response still in
         flight for them is ignored when it arrives."""
         for tp in partitions:
             self._states.pop(tp, None)
+        self._rearm()
 
     def next_fetch_time_ms(self) -> int | None:
         """The earliest time :meth:`build_fetch_request` returns a request (a time in the
@@ -170,6 +197,26 @@ class ReplicaFetcher:
         if self._in_flight is not None or not self._states:
             return None
         return min(state.ready_at_ms for state in self._states.values())
+
+    def stop_waking(self) -> None:
+        """Keep no wake-up on the scheduler until :meth:`start_waking` (the fetcher is paused
+        or dropped)."""
+        self._waking = False
+        self._next_fetch_due.cancel()
+
+    def start_waking(self) -> None:
+        """Keep a wake-up on the scheduler at :meth:`next_fetch_time_ms` again."""
+        self._waking = True
+        self._rearm()
+
+    def _rearm(self) -> None:
+        """Put the wake-up at :meth:`next_fetch_time_ms` (or remove it if there is none)."""
+        task = self._next_fetch_due
+        due = self.next_fetch_time_ms() if self._waking else None
+        if due is None:
+            task.cancel()
+        elif not task.scheduled or task.deadline != due:
+            self.replica_manager.scheduler.reschedule(task, due)
 
     def build_fetch_request(self, now_ms: int) -> ReplicaFetchRequest | None:
         """The next fetch for every partition not backing off at ``now_ms``, or None if a
@@ -211,6 +258,7 @@ class ReplicaFetcher:
             config.replica_fetch_response_max_bytes,
             fetch_infos,
         )
+        self._next_fetch_due.cancel()
         return self._in_flight
 
     def handle_fetch_failure(self, now_ms: int) -> None:
@@ -226,6 +274,7 @@ class ReplicaFetcher:
             state = self._states.get(tp)
             if state is not None:
                 state.ready_at_ms = ready_at
+        self._rearm()
 
     def handle_fetch_response(
         self, response: Mapping[TopicPartition, FetchPartitionData], now_ms: int
@@ -271,6 +320,7 @@ class ReplicaFetcher:
                 del self._states[tp]
             else:
                 state.ready_at_ms = now_ms + backoff_ms
+        self._rearm()
 
     def _take_in_flight(self) -> ReplicaFetchRequest:
         request = self._in_flight

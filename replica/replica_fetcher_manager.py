@@ -12,7 +12,13 @@ leader:
 * :meth:`~ReplicaFetcherManager.remove_fetcher_for_partitions` stops fetching partitions, and
   drops every fetcher left without partitions at once (Kafka drops idle fetcher threads
   later, in ``shutdownIdleFetcherThreads``);
-* :meth:`~ReplicaFetcherManager.shutdown` drops every fetcher.
+* :meth:`~ReplicaFetcherManager.shutdown` drops every fetcher;
+* :attr:`~ReplicaFetcherManager.paused` holds every fetcher back (a stalled follower, a fault
+  the simulator injects; Kafka has no such switch): while it is set, the driver sends no fetch
+  and no fetcher keeps a wake-up on the broker's scheduler.
+
+A dropped fetcher stops waking the broker at once (a response to its last fetch may still
+arrive and is applied, but it never fetches again).
 
 :attr:`~ReplicaFetcherManager.fetchers` maps leader id to fetcher and iterates in leader id
 order, whatever order the fetchers were created in: a driver that starts fetches in that order
@@ -37,12 +43,29 @@ from replica.types import TopicPartition
 class ReplicaFetcherManager:
     """The replica fetchers of ``broker``, keyed by leader id (see the module docstring)."""
 
-    __slots__ = ("_broker", "_fetchers", "_fetchers_view")
+    __slots__ = ("_broker", "_fetchers", "_fetchers_view", "_paused")
 
     def __init__(self, broker: LocalBroker) -> None:
         self._broker = broker
         self._fetchers: dict[int, ReplicaFetcher] = {}
         self._fetchers_view = MappingProxyType(self._fetchers)
+        self._paused = False
+
+    @property
+    def paused(self) -> bool:
+        """True while the fetchers are held back (see the module docstring)."""
+        return self._paused
+
+    @paused.setter
+    def paused(self, paused: bool) -> None:
+        if paused == self._paused:
+            return
+        self._paused = paused
+        for fetcher in self._fetchers.values():
+            if paused:
+                fetcher.stop_waking()
+            else:
+                fetcher.start_waking()
 
     @property
     def fetchers(self) -> Mapping[int, ReplicaFetcher]:
@@ -69,6 +92,8 @@ class ReplicaFetcherManager:
         """A new fetcher from ``leader_id``, keeping ``_fetchers`` in leader id order (in
         place: the read-only view stays live)."""
         fetcher = ReplicaFetcher(self._broker, leader_id)
+        if self._paused:
+            fetcher.stop_waking()
         fetchers = sorted({**self._fetchers, leader_id: fetcher}.items())
         self._fetchers.clear()
         self._fetchers.update(fetchers)
@@ -82,8 +107,11 @@ class ReplicaFetcherManager:
             fetcher = self._fetchers[leader_id]
             fetcher.remove_partitions(removed)
             if not fetcher.partition_states:
+                fetcher.stop_waking()
                 del self._fetchers[leader_id]
 
     def shutdown(self) -> None:
         """Drop every fetcher."""
+        for fetcher in self._fetchers.values():
+            fetcher.stop_waking()
         self._fetchers.clear()

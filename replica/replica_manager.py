@@ -24,7 +24,12 @@ them. The fetchers and the delayed operations see this class through small proto
 :class:`~replica.delayed_produce.PartitionLookup`), so none of their modules imports this one.
 
 Time: every method reads the injected ``clock()`` (integer milliseconds); timers fire only
-when the owner calls :meth:`ReplicaManager.advance_clock`. Callbacks run synchronously, inside
+when the owner calls :meth:`ReplicaManager.advance_clock`. A broker has three timers: the two
+purgatories' and its scheduler (:attr:`ReplicaManager.scheduler`), one
+:class:`~purgatory.TimingWheel` for its own periodic work: the ISR check while it leads a
+partition (:class:`~replica.isr_expiration.IsrExpiration`) and the end of its replica fetchers'
+back-offs. :meth:`ReplicaManager.next_deadline` is the earliest of the three, found without
+scanning partitions or fetchers. Callbacks run synchronously, inside
 the call that completed the operation (a request method, ``advance_clock`` or a state change);
 every response callback runs exactly once per request, except for requests still pending at
 :meth:`ReplicaManager.shutdown`, which are dropped unanswered like Kafka's.
@@ -43,12 +48,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
-from purgatory import DelayedOperationPurgatory
+from purgatory import DelayedOperationPurgatory, TimingWheel
 from replica.config import BrokerConfig
 from replica.delayed_fetch import DelayedFetch, FetchPartitionStatus
 from replica.delayed_produce import DelayedProduce, ProducePartitionStatus
 from replica.errors import Errors
 from replica.exceptions import ApiError
+from replica.isr_expiration import IsrExpiration
 from replica.partition import Partition
 from replica.records import Record
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
@@ -106,9 +112,11 @@ class ReplicaManager:
         self._partitions: dict[TopicPartition, Partition] = {}
         # A live read-only view, made once: the dict is never replaced.
         self._partitions_view = MappingProxyType(self._partitions)
+        self._scheduler = TimingWheel(start=start)
         self._fetcher_manager = ReplicaFetcherManager(self)
-        self._isr_check_interval_ms = max(1, config.replica_lag_time_max_ms // 2)
-        self._next_isr_check_ms = start + self._isr_check_interval_ms
+        self._isr_expiration = IsrExpiration(
+            self._scheduler, max(1, config.replica_lag_time_max_ms // 2), self._maybe_shrink_isr
+        )
 
     # -- monitoring and accessors -----------------------------------------------------------
 
@@ -126,6 +134,22 @@ class ReplicaManager:
     def partitions(self) -> Mapping[TopicPartition, Partition]:
         """Read-only view of the partitions hosted here (leader, follower or stopped)."""
         return self._partitions_view
+
+    @property
+    def scheduler(self) -> TimingWheel:
+        """The broker's timer for its own periodic work (see the module docstring): advanced
+        by :meth:`advance_clock`; do not advance it directly."""
+        return self._scheduler
+
+    @property
+    def fetchers_paused(self) -> bool:
+        """True while the replica fetchers are held back (no fetch is built, no back-off
+        wakes the broker): see :attr:`ReplicaFetcherManager.paused`."""
+        return self._fetcher_manager.paused
+
+    @fetchers_paused.setter
+    def fetchers_paused(self, paused: bool) -> None:
+        self._fetcher_manager.paused = paused
 
     @property
     def replica_fetchers(self) -> Mapping[int, ReplicaFetcher]:
@@ -549,6 +573,7 @@ class ReplicaManager:
                 followers[tp] = state
         new_leaders = self._make_leaders(leaders, now)
         new_followers = self._make_followers(followers, now)
+        self._isr_expiration.lead(self._leads_a_partition())
         for tp in (*leaders, *new_followers):
             self._complete_delayed_requests(tp)
         if on_leadership_change is not None:
@@ -597,14 +622,19 @@ class ReplicaManager:
             del self._partitions[topic_partition]
         else:
             partition.stop()
+        self._isr_expiration.lead(self._leads_a_partition())
         self._complete_delayed_requests(topic_partition)
         return Errors.NONE
+
+    def _leads_a_partition(self) -> bool:
+        return any(p.is_leader for p in self._partitions.values())
 
     # -- time -------------------------------------------------------------------------------
 
     def advance_clock(self, now_ms: int) -> int:
-        """Move time to ``now_ms``: run the ISR expiration check when due, then expire the
-        delayed produces and fetches whose deadline has passed. Returns how many expired.
+        """Move time to ``now_ms``: advance the scheduler (the ISR check when due; fetchers
+        whose back-off ended become ready), then expire the delayed produces and fetches whose
+        deadline has passed. Returns how many delayed operations expired.
 
         The ISR check runs every ``replica.lag.time.max.ms / 2`` (Kafka's isr-expiration
         task): leaders drop followers that have not caught up for replica.lag.time.max.ms,
@@ -613,9 +643,8 @@ class ReplicaManager:
         Raises:
             purgatory.ClockWentBackwardsError: ``now_ms`` is earlier than a previous call's.
         """
-        if now_ms >= self._next_isr_check_ms:
-            self._next_isr_check_ms = now_ms + self._isr_check_interval_ms
-            self._maybe_shrink_isr(now_ms)
+        self._isr_expiration.advance_parked(now_ms)
+        self._scheduler.advance(now_ms)
         return self._produce_purgatory.advance_clock(now_ms) + self._fetch_purgatory.advance_clock(
             now_ms
         )
@@ -626,18 +655,19 @@ class ReplicaManager:
                 self._complete_delayed_requests(tp)
 
     def next_deadline(self) -> int | None:
-        """The earliest time at which :meth:`advance_clock` has work: a delayed operation's
-        deadline or the next ISR check (only while this broker leads a partition)."""
+        """The earliest time this broker has work: a delayed operation's deadline, the next
+        ISR check (only while this broker leads a partition) or the end of a replica
+        fetcher's back-off (a time in the past: a fetcher is ready now). None: nothing is
+        scheduled."""
         candidates = [
             t
             for t in (
                 self._produce_purgatory.next_deadline(),
                 self._fetch_purgatory.next_deadline(),
+                self._scheduler.next_deadline(),
             )
             if t is not None
         ]
-        if any(p.is_leader for p in self._partitions.values()):
-            candidates.append(self._next_isr_check_ms)
         return min(candidates) if candidates else None
 
     def shutdown(self) -> None:

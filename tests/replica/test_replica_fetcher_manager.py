@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import attrs
 import pytest
 
+from purgatory import TimingWheel
 from replica import (
     BrokerConfig,
     InitialFetchState,
@@ -30,11 +31,18 @@ class FakeBroker:
     broker_id: int = 7
     config: BrokerConfig = CONFIG
     partitions: Mapping[TopicPartition, Partition] = attrs.field(factory=dict)
+    scheduler: TimingWheel = attrs.field(factory=TimingWheel)
 
 
 @pytest.fixture
 def manager() -> ReplicaFetcherManager:
     return ReplicaFetcherManager(FakeBroker())
+
+
+def _wake_up(manager: ReplicaFetcherManager) -> int | None:
+    """When the fetchers wake their broker: its scheduler's next deadline."""
+    scheduler: TimingWheel = manager._broker.scheduler  # type: ignore[attr-defined]
+    return scheduler.next_deadline()
 
 
 def test_partitions_are_grouped_by_leader_in_leader_id_order(
@@ -115,3 +123,38 @@ def test_replica_manager_delegates_to_its_fetcher_manager() -> None:
     broker.become_leader_or_follower({TP0: PartitionState(2, 1, (1, 2), (1, 2))})
     broker.shutdown()
     assert list(view) == []
+
+
+def test_a_fetcher_wakes_its_broker_when_its_next_fetch_is_due(
+    manager: ReplicaFetcherManager,
+) -> None:
+    manager.add_fetcher_for_partitions({TP0: (0, START), TP1: (0, START)})
+    fetcher = manager.fetchers[0]
+    assert _wake_up(manager) == 0 == fetcher.next_fetch_time_ms()  # ready now
+    fetcher.build_fetch_request(10)
+    assert _wake_up(manager) is None  # in flight: the response wakes it
+    fetcher.handle_fetch_failure(10)
+    assert _wake_up(manager) == 310 == fetcher.next_fetch_time_ms()  # back-off ends
+    manager.add_fetcher_for_partitions({TP1: (0, START)})  # TP1 restarts: ready at once
+    assert _wake_up(manager) == 0
+
+
+def test_paused_and_dropped_fetchers_do_not_wake_the_broker(
+    manager: ReplicaFetcherManager,
+) -> None:
+    manager.add_fetcher_for_partitions({TP0: (0, START)})
+    fetcher = manager.fetchers[0]
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_failure(0)
+    manager.paused = True
+    assert manager.paused and _wake_up(manager) is None
+    manager.add_fetcher_for_partitions({TP1: (1, START)})  # created while paused
+    assert _wake_up(manager) is None
+    manager.paused = False
+    assert _wake_up(manager) == 0  # TP1 is ready; TP0 backs off until 300
+    manager.remove_fetcher_for_partitions([TP1])
+    assert _wake_up(manager) == 300
+    manager.shutdown()
+    assert _wake_up(manager) is None
+    fetcher.add_partitions({TP2: START})  # a dropped fetcher never wakes the broker again
+    assert _wake_up(manager) is None
