@@ -23,6 +23,7 @@ from purgatory.errors import (
     PurgatoryShutdownError,
     ReentrantAdvanceError,
 )
+from purgatory.manual_clock import ManualClock
 from purgatory.timing_wheel import TimerTask, TimingWheel
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "InvalidStartError",
     "InvalidTickError",
     "InvalidTimeoutError",
+    "ManualClock",
     "OperationAlreadyWatchedError",
     "PurgatoryError",
     "PurgatoryShutdownError",

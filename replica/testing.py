@@ -1,10 +1,10 @@
-"""Helpers for tests and benchmarks: a manual clock and brokers wired by direct calls.
+"""Helpers for tests and benchmarks: brokers wired by direct calls.
 
 :class:`DirectCluster` runs several :class:`~replica.replica_manager.ReplicaManager` on one
-:class:`ManualClock`; a follower's fetch is a direct call of the leader's ``fetch_messages``
-whose callback hands the response to the follower's fetcher (no network, no delay). A fetch
-the leader parks in its Fetch purgatory stays in flight until a later append, state change or
-``advance`` completes it, exactly like a long poll::
+:class:`purgatory.ManualClock`; a follower's fetch is a direct call of the leader's
+``fetch_messages`` whose callback hands the response to the follower's fetcher (no network, no
+delay). A fetch the leader parks in its Fetch purgatory stays in flight until a later append,
+state change or ``advance`` completes it, exactly like a long poll::
 
     cluster = DirectCluster((0, 1, 2))
     cluster.elect(TopicPartition("t", 0), leader=0)
@@ -17,20 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from purgatory import ManualClock
 from replica.config import BrokerConfig
 from replica.replica_fetcher import ReplicaFetcher
 from replica.replica_manager import ReplicaManager
 from replica.types import FetchPartitionData, IsolationLevel, PartitionState, TopicPartition
-
-
-class ManualClock:
-    """A millisecond clock moved by hand: ``clock.now = t``; ``clock()`` returns it."""
-
-    def __init__(self, now: int = 0) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 class DirectCluster:

@@ -7,11 +7,12 @@ import random
 import time
 from collections.abc import Callable
 
+from purgatory import ManualClock
 from replica.config import BrokerConfig
 from replica.log import Log
 from replica.records import Record
 from replica.replica_manager import ReplicaManager
-from replica.testing import DirectCluster, ManualClock
+from replica.testing import DirectCluster
 from replica.types import (
     FetchIsolation,
     FetchPartitionData,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from purgatory import ManualClock
 from replica import (
     FetchPartitionData,
     IsolationLevel,
@@ -12,7 +13,7 @@ from replica import (
     Record,
     TopicPartition,
 )
-from replica.testing import DirectCluster, ManualClock
+from replica.testing import DirectCluster
 
 __all__ = ["Cluster", "ManualClock", "Recorder", "records"]
 
