@@ -25,7 +25,7 @@ from sim.clients.events import (
     MessageSent,
     ProcessingOutcome,
 )
-from sim.clients.metadata import MetadataCache
+from sim.clients.metadata import ClientMetadata
 from sim.clients.metrics import MessageMetrics, MetricsAdapter
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.clients.producer import Producer
@@ -38,6 +38,7 @@ __all__ = [
     "ClientConfigError",
     "ClientError",
     "ClientEvent",
+    "ClientMetadata",
     "ClientNetwork",
     "ClientRecorder",
     "ClientStateError",
@@ -54,7 +55,6 @@ __all__ = [
     "MessageMetrics",
     "MessageProcessed",
     "MessageSent",
-    "MetadataCache",
     "MetadataView",
     "MetricsAdapter",
     "ProcessingOutcome",

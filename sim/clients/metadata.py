@@ -1,4 +1,8 @@
-"""A client's metadata cache kept current over the network (a :class:`MetadataView`).
+"""A client's view of the cluster, kept current over the network (a :class:`MetadataView`).
+
+Kafka's client-side ``Metadata`` (what producers and consumers know of leaders, partition
+counts and coordinators), named :class:`ClientMetadata` so that it is not confused with the
+broker's :class:`apis.metadata_cache.MetadataCache`, which answers Metadata requests.
 
 ``refresh`` sends one MetadataRequest for the cache's topics and one FindCoordinatorRequest
 per group to a known broker (rotating through the bootstrap brokers and, once known, the live
@@ -20,10 +24,10 @@ from sim.clients.errors import ClientConfigError
 from sim.clients.network import ClientNetwork
 from sim.core.engine import Scheduler
 
-__all__ = ["MetadataCache"]
+__all__ = ["ClientMetadata"]
 
 
-class MetadataCache:
+class ClientMetadata:
     """Leaders, partition counts and group coordinators learnt from the brokers."""
 
     def __init__(

@@ -10,7 +10,7 @@ test double or a broker model with no network at all.
 ``MetadataView`` answers "who leads this partition" and "who coordinates this group" from a
 possibly stale cache; a client that gets NOT_LEADER_OR_FOLLOWER / NOT_COORDINATOR (or finds
 no leader) calls :meth:`MetadataView.refresh` and retries when it completes.
-:class:`sim.clients.metadata.MetadataCache` implements it with Metadata and FindCoordinator
+:class:`sim.clients.metadata.ClientMetadata` implements it with Metadata and FindCoordinator
 requests over a ``ClientNetwork``.
 """
 

@@ -3,7 +3,7 @@
 Each client is a node on the network named by its client id (``producer-<i>``,
 ``consumer-<i>``, ``burrow``) and talks to the brokers through a :class:`ClientPort`, the
 :class:`~sim.clients.ClientNetwork` over the in-process cluster. A client has its own
-:class:`~sim.clients.MetadataCache`, refreshed once before the client starts; it draws its
+:class:`~sim.clients.ClientMetadata`, refreshed once before the client starts; it draws its
 randomness from the stream named by its client id (``<id>:workload`` for a producer's
 arrivals, sizes and keys), so adding a client does not perturb the others.
 
@@ -23,10 +23,10 @@ from cluster import broker_node_name
 from replica.types import TopicPartition
 from sim.clients import (
     BurrowConsumer,
+    ClientMetadata,
     ClientRecorder,
     ClientStateError,
     Consumer,
-    MetadataCache,
     Producer,
     WorkloadDriver,
 )
@@ -105,8 +105,8 @@ class _Context:
 
     def metadata(
         self, port: ClientPort, topics: Sequence[str], groups: Sequence[str], timeout_ms: int
-    ) -> MetadataCache:
-        return MetadataCache(
+    ) -> ClientMetadata:
+        return ClientMetadata(
             self.sim, port, self.broker_ids, topics=topics, groups=groups,
             request_timeout_ms=timeout_ms,
         )  # fmt: skip

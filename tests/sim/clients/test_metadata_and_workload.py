@@ -1,4 +1,4 @@
-"""MetadataCache over the network, the workload driver, the metrics adapter, record ids."""
+"""ClientMetadata over the network, the workload driver, the metrics adapter, record ids."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from sim.clients.events import (
     MessageSent,
     ProcessingOutcome,
 )
-from sim.clients.metadata import MetadataCache
+from sim.clients.metadata import ClientMetadata
 from sim.clients.metrics import MetricsAdapter
 from sim.clients.producer import Producer
 from sim.clients.producer_config import ProducerConfig
@@ -35,7 +35,7 @@ T0 = TopicPartition("t", 0)
 def test_metadata_cache_learns_leaders_counts_and_coordinators() -> None:
     sim = Simulator(1)
     cluster = FakeCluster(sim, {"t": 3}, brokers=2)
-    cache = MetadataCache(sim, cluster, [1], topics=["t", "missing"], groups=["g"])
+    cache = ClientMetadata(sim, cluster, [1], topics=["t", "missing"], groups=["g"])
     assert cache.leader_for(T0) is None and cache.partition_count("t") is None
     done: list[int] = []
     cache.refresh(lambda: done.append(sim.now))
@@ -58,19 +58,19 @@ def test_metadata_cache_completes_even_when_the_broker_is_silent() -> None:
         def send(self, broker_id: int, request: object, on_response: object) -> None:
             pass
 
-    cache = MetadataCache(sim, Silent(), [0], topics=["t"], groups=["g"], request_timeout_ms=50)
+    cache = ClientMetadata(sim, Silent(), [0], topics=["t"], groups=["g"], request_timeout_ms=50)
     done: list[int] = []
     cache.refresh(lambda: done.append(sim.now))
     sim.run()
     assert done == [50_000] and cache.leader_for(T0) is None
     with pytest.raises(ClientConfigError, match="bootstrap"):
-        MetadataCache(sim, Silent(), [], topics=[])
+        ClientMetadata(sim, Silent(), [], topics=[])
 
 
 def test_producer_with_a_metadata_cache_follows_a_leader_move() -> None:
     sim = Simulator(1)
     cluster = FakeCluster(sim, {"t": 1}, brokers=2)
-    cache = MetadataCache(sim, cluster, [0, 1], topics=["t"])
+    cache = ClientMetadata(sim, cluster, [0, 1], topics=["t"])
     recorder = InMemoryRecorder()
     producer = Producer(
         sim,
