@@ -380,7 +380,7 @@ def test_base_problems_are_reported(tmp_path: Path) -> None:
 def test_knob_listing_shows_every_knob_with_its_value() -> None:
     rows = {row.path: row for row in knob_rows(load_scenario("default"))}
     assert rows["cluster.replica_fetch_wait_max_ms"].value == '"500ms"'
-    assert rows["cluster.replica_fetch_wait_max_ms"].help == "replica.fetch.wait.max.ms"
+    assert rows["cluster.replica_fetch_wait_max_ms"].help.startswith("replica.fetch.wait.max.ms: ")
     assert rows["producers[0].batch_size"].value == '"16KiB"'
     assert rows["consumers[].topics"].value == "(required)"
     assert rows["consumers[].group_id"].value == "(not set)"
