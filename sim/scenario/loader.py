@@ -5,7 +5,7 @@ reading the fields' type annotations: ``int``, ``float``, ``bool``, ``str``, ``L
 enums, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``, ``X | None``, nested attrs classes and
 unions of attrs classes told apart by a ``Literal`` tag field (the first field they all have
 whose type is a Literal, e.g. ``distribution``). Int fields with a unit (see
-:mod:`sim.core.fields`) accept durations and sizes as strings. Missing fields take the
+:mod:`replica.config_def`) accept durations and sizes as strings. Missing fields take the
 class's defaults; attrs validators run as usual.
 
 Kafka's dotted spelling is accepted for any field: ``replica.fetch.wait.max.ms = 500`` (a
@@ -31,7 +31,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 
-from sim.core.fields import SIZE_UNIT, field_unit
+from replica.config_def import SIZE_UNIT, field_unit
 from sim.core.units import UnitError, format_duration, format_size, parse_duration, parse_size
 from sim.scenario.errors import ScenarioError
 
@@ -105,8 +105,7 @@ def field_specs(cls: Any) -> tuple[FieldSpec, ...]:
                 flatten=flatten,
                 has_default=has_default,
                 default=default,
-                # Classes of the broker layers document fields in comments; their names
-                # are Kafka's, so the dotted name is the best one-line help.
+                # A field without help (plain attrs classes) is named the Kafka way.
                 help=str(attribute.metadata.get("help", attribute.name.replace("_", "."))),
             )
         )

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.core.fields import at_least, doc
+from replica.config_def import at_least, doc
 from sim.core.units import format_duration, format_size, parse_duration, parse_size
 from sim.scenario import (
     BrokerFailure,
