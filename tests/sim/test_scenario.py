@@ -25,8 +25,10 @@ from sim.scenario import (
     load_scenario,
     with_overrides,
 )
+from sim.scenario.convert import build
+from sim.scenario.formatting import format_value
 from sim.scenario.knobs import knob_rows
-from sim.scenario.loader import apply_override, build, format_value
+from sim.scenario.overrides import apply_override
 
 MINIMAL = """
 [[topics]]
