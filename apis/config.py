@@ -1,12 +1,18 @@
-"""KafkaConfig: one broker's settings, grouped by the layer that uses them."""
+"""KafkaConfig: one broker's settings, grouped by the layer that uses them.
+
+Fields are declared the :mod:`replica.config_def` way (their help starts with Kafka's name).
+"""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import attrs
 
 from apis.exceptions import ApisError
 from coordinator.config import OffsetConfig
 from replica.config import BrokerConfig
+from replica.config_def import FieldErrors, doc, positive_int
 
 __all__ = ["InvalidKafkaConfigError", "KafkaConfig"]
 
@@ -15,22 +21,27 @@ class InvalidKafkaConfigError(ApisError, ValueError):
     """A :class:`KafkaConfig` field is out of range."""
 
 
-def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidKafkaConfigError(
-            f"{attribute.name.replace('_', '.')} must be a positive int, got {value!r}"
-        )
-
-
 @attrs.define(frozen=True)
 class KafkaConfig:
     """A broker's configuration: the replica layer's, the offset manager's, and the request
     layer's own settings.
 
-    * ``fetch_max_bytes`` (``fetch.max.bytes``, 55 MiB): upper bound the broker puts on a
-      consumer fetch response, whatever ``max_bytes`` the request asks for.
+    Raises InvalidKafkaConfigError naming the Kafka setting for a value out of range.
     """
 
-    broker: BrokerConfig = attrs.field(factory=BrokerConfig)
-    offsets: OffsetConfig = attrs.field(factory=OffsetConfig)
-    fetch_max_bytes: int = attrs.field(default=57_671_680, validator=_positive)
+    field_errors: ClassVar[FieldErrors] = FieldErrors(InvalidKafkaConfigError, kafka_names=True)
+
+    broker: BrokerConfig = attrs.field(
+        factory=BrokerConfig, metadata=doc("the replica layer's settings: replica.*, log.*, ...")
+    )
+    offsets: OffsetConfig = attrs.field(
+        factory=OffsetConfig, metadata=doc("the offset manager's settings (offsets.*)")
+    )
+    fetch_max_bytes: int = attrs.field(
+        default=57_671_680,
+        validator=positive_int(),
+        metadata=doc(
+            "fetch.max.bytes: upper bound the broker puts on a consumer fetch response, "
+            "whatever max_bytes the request asks for"
+        ),
+    )

@@ -3,44 +3,22 @@
 Only the settings the model uses are present. Every field is validated when the object is
 built: a wrong type or an out-of-range value raises
 :class:`~replica.exceptions.InvalidConfigError` naming the Kafka setting and the allowed range.
+Fields are declared the :mod:`replica.config_def` way (their help starts with Kafka's name).
 Topic-level overrides (``max.message.bytes``, ``segment.bytes``, ``min.insync.replicas``) are
 not modelled: the broker-wide values apply to every partition.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
 import attrs
 
+from replica.config_def import FieldErrors, doc, int_at_least, one_of
 from replica.exceptions import InvalidConfigError
 
 CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
-
-
-def _kafka_name(attribute: attrs.Attribute[Any]) -> str:
-    return attribute.name.replace("_", ".")
-
-
-def _int_at_least(minimum: int) -> Any:
-    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidConfigError(
-                f"{_kafka_name(attribute)} must be an integer >= {minimum}, got {value!r}"
-            )
-        if value < minimum:
-            raise InvalidConfigError(f"{_kafka_name(attribute)} must be >= {minimum}, got {value}")
-
-    return check
-
-
-def _timestamp_type(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value not in (CREATE_TIME, LOG_APPEND_TIME):
-        raise InvalidConfigError(
-            f"{_kafka_name(attribute)} must be {CREATE_TIME!r} or {LOG_APPEND_TIME!r}, "
-            f"got {value!r}"
-        )
 
 
 @attrs.define(frozen=True)
@@ -53,35 +31,81 @@ class BrokerConfig:
             a follower long-polling longer than the lag limit would fall out of the ISR).
     """
 
-    #: replica.fetch.wait.max.ms: the longest a follower's fetch waits at the leader.
-    replica_fetch_wait_max_ms: int = attrs.field(default=500, validator=_int_at_least(0))
-    #: replica.fetch.min.bytes: bytes a follower's fetch waits for.
-    replica_fetch_min_bytes: int = attrs.field(default=1, validator=_int_at_least(0))
-    #: replica.fetch.max.bytes: per-partition byte limit of a follower's fetch.
-    replica_fetch_max_bytes: int = attrs.field(default=1_048_576, validator=_int_at_least(0))
-    #: replica.fetch.response.max.bytes: byte limit of a whole follower fetch response.
+    field_errors: ClassVar[FieldErrors] = FieldErrors(InvalidConfigError, kafka_names=True)
+
+    replica_fetch_wait_max_ms: int = attrs.field(
+        default=500,
+        validator=int_at_least(0),
+        metadata=doc(
+            "replica.fetch.wait.max.ms: the longest a follower's fetch waits at the leader"
+        ),
+    )
+    replica_fetch_min_bytes: int = attrs.field(
+        default=1,
+        validator=int_at_least(0),
+        metadata=doc("replica.fetch.min.bytes: bytes a follower's fetch waits for"),
+    )
+    replica_fetch_max_bytes: int = attrs.field(
+        default=1_048_576,
+        validator=int_at_least(0),
+        metadata=doc("replica.fetch.max.bytes: per-partition byte limit of a follower's fetch"),
+    )
     replica_fetch_response_max_bytes: int = attrs.field(
-        default=10_485_760, validator=_int_at_least(0)
+        default=10_485_760,
+        validator=int_at_least(0),
+        metadata=doc(
+            "replica.fetch.response.max.bytes: byte limit of a whole follower fetch response"
+        ),
     )
-    #: replica.fetch.backoff.ms: how long a follower leaves a failed partition alone.
-    replica_fetch_backoff_ms: int = attrs.field(default=1000, validator=_int_at_least(0))
-    #: replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR.
-    replica_lag_time_max_ms: int = attrs.field(default=30_000, validator=_int_at_least(1))
-    #: min.insync.replicas: acks=-1 needs at least this many in-sync replicas.
-    min_insync_replicas: int = attrs.field(default=1, validator=_int_at_least(1))
-    #: message.max.bytes: the largest record batch a leader accepts.
-    message_max_bytes: int = attrs.field(default=1_048_588, validator=_int_at_least(0))
-    #: log.segment.bytes: a segment rolls when the next batch would make it larger.
-    log_segment_bytes: int = attrs.field(default=1_073_741_824, validator=_int_at_least(14))
-    #: log.message.timestamp.type: ``"CreateTime"`` or ``"LogAppendTime"``.
-    log_message_timestamp_type: str = attrs.field(default=CREATE_TIME, validator=_timestamp_type)
-    #: producer.purgatory.purge.interval.requests
+    replica_fetch_backoff_ms: int = attrs.field(
+        default=1000,
+        validator=int_at_least(0),
+        metadata=doc(
+            "replica.fetch.backoff.ms: how long a follower leaves a failed partition alone"
+        ),
+    )
+    replica_lag_time_max_ms: int = attrs.field(
+        default=30_000,
+        validator=int_at_least(1),
+        metadata=doc(
+            "replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR"
+        ),
+    )
+    min_insync_replicas: int = attrs.field(
+        default=1,
+        validator=int_at_least(1),
+        metadata=doc("min.insync.replicas: acks=-1 needs at least this many in-sync replicas"),
+    )
+    message_max_bytes: int = attrs.field(
+        default=1_048_588,
+        validator=int_at_least(0),
+        metadata=doc("message.max.bytes: the largest record batch a leader accepts"),
+    )
+    log_segment_bytes: int = attrs.field(
+        default=1_073_741_824,
+        validator=int_at_least(14),
+        metadata=doc("log.segment.bytes: a segment rolls when the next batch would overfill it"),
+    )
+    log_message_timestamp_type: str = attrs.field(
+        default=CREATE_TIME,
+        validator=one_of((CREATE_TIME, LOG_APPEND_TIME)),
+        metadata=doc(
+            "log.message.timestamp.type: 'CreateTime' (the producer's) or 'LogAppendTime'"
+        ),
+    )
     producer_purgatory_purge_interval_requests: int = attrs.field(
-        default=1000, validator=_int_at_least(1)
+        default=1000,
+        validator=int_at_least(1),
+        metadata=doc(
+            "producer.purgatory.purge.interval.requests: completions between purges of watch lists"
+        ),
     )
-    #: fetch.purgatory.purge.interval.requests
     fetch_purgatory_purge_interval_requests: int = attrs.field(
-        default=1000, validator=_int_at_least(1)
+        default=1000,
+        validator=int_at_least(1),
+        metadata=doc(
+            "fetch.purgatory.purge.interval.requests: completions between purges of watch lists"
+        ),
     )
 
     def __attrs_post_init__(self) -> None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import attrs
 
+from replica.config_def import FieldErrors, int_at_least
 from replica.errors import Errors
 from replica.exceptions import ReplicaArgumentError
 from replica.records import NO_TIMESTAMP, RecordBatch
@@ -110,11 +111,6 @@ class IsolationLevel(enum.IntEnum):
     READ_COMMITTED = 1
 
 
-def _non_negative(_instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if value < 0:
-        raise ReplicaArgumentError(f"{attribute.name} must be >= 0, got {value}")
-
-
 class PartitionFetchInfo(NamedTuple):
     """One partition of a fetch: where to read from and how many bytes at most.
 
@@ -190,8 +186,10 @@ class EpochEndOffset:
         ReplicaArgumentError: a field is negative.
     """
 
-    leader_epoch: int = attrs.field(validator=_non_negative)
-    end_offset: int = attrs.field(validator=_non_negative)
+    field_errors: ClassVar[FieldErrors] = FieldErrors(ReplicaArgumentError)
+
+    leader_epoch: int = attrs.field(validator=int_at_least(0))
+    end_offset: int = attrs.field(validator=int_at_least(0))
 
 
 class FetchPartitionData(NamedTuple):
@@ -298,8 +296,10 @@ class PartitionState:
             leader), or the epoch is negative.
     """
 
+    field_errors: ClassVar[FieldErrors] = FieldErrors(ReplicaArgumentError)
+
     leader: int
-    leader_epoch: int = attrs.field(validator=_non_negative)
+    leader_epoch: int = attrs.field(validator=int_at_least(0))
     isr: tuple[int, ...] = attrs.field(converter=_replica_ids)
     replicas: tuple[int, ...] = attrs.field(converter=_replica_ids)
 

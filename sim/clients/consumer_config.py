@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import attrs
 
+from replica.config_def import FieldErrors, doc, int_at_least, one_of
 from sim.clients.errors import ClientConfigError
-from sim.clients.validators import int_at_least, one_of
 from sim.core.distributions import Constant, Distribution
-from sim.core.fields import doc
 
 __all__ = ["ConsumerConfig"]
 
@@ -22,6 +21,8 @@ class ConsumerConfig:
     ``auto_offset_reset``) and no commits. Raises ClientConfigError naming the field when a
     value is out of range.
     """
+
+    field_errors: ClassVar[FieldErrors] = FieldErrors(ClientConfigError)
 
     group_id: str | None = attrs.field(
         default=None, metadata=doc("group.id: whose committed offsets to resume from and commit")

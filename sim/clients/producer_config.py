@@ -23,11 +23,13 @@ to 0, "send as fast as possible", which ``linger_ms=0`` reproduces).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
+from replica.config_def import FieldErrors, doc, int_at_least, one_of
+from sim.clients.errors import ClientConfigError
 from sim.clients.partitioner import PartitionerName
-from sim.clients.validators import int_at_least, one_of
-from sim.core.fields import doc
 
 __all__ = ["ProducerConfig"]
 
@@ -38,6 +40,8 @@ class ProducerConfig:
 
     Raises ClientConfigError (a ValueError) naming the field when a value is out of range.
     """
+
+    field_errors: ClassVar[FieldErrors] = FieldErrors(ClientConfigError)
 
     acks: int = attrs.field(
         default=-1,

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from typing import Literal
+from typing import ClassVar, Literal
 
 import attrs
 
+from replica.config_def import FieldErrors, doc, greater_than, int_at_least, one_of
 from sim.clients.errors import ClientConfigError
 from sim.clients.producer import Producer
-from sim.clients.validators import int_at_least, one_of
 from sim.core.distributions import Constant, Distribution
 from sim.core.engine import Event, Scheduler
-from sim.core.fields import doc
 
 __all__ = ["ArrivalKind", "ProducerWorkload", "WorkloadDriver", "arrival_times"]
 
@@ -47,18 +46,18 @@ def arrival_times(
         yield round(t)
 
 
-def _positive(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ClientConfigError(f"{attribute.name} must be a number > 0, got {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class ProducerWorkload:
-    """What one producer sends: to which topic, how often, how large, with which keys."""
+    """What one producer sends: to which topic, how often, how large, with which keys.
+
+    Raises ClientConfigError naming the field when a value is out of range.
+    """
+
+    field_errors: ClassVar[FieldErrors] = FieldErrors(ClientConfigError)
 
     topic: str = attrs.field(metadata=doc("topic to produce to"))
     rate: float = attrs.field(
-        default=1000.0, validator=_positive, metadata=doc("messages per second")
+        default=1000.0, validator=greater_than(0), metadata=doc("messages per second")
     )
     arrivals: ArrivalKind = attrs.field(
         default="poisson",

@@ -4,9 +4,9 @@
 * :mod:`sim.core.network`: the simulated network (per-link latency, spikes, outages) and its
   settings;
 * :mod:`sim.core.request_handling`: a broker's request handler pool (num.io.threads);
-* :mod:`sim.core.distributions`, :mod:`sim.core.units`, :mod:`sim.core.fields`: random
-  quantities, durations and sizes as written in scenarios, and how a settings class declares
-  its knobs (help text, unit, range validators);
+* :mod:`sim.core.distributions`, :mod:`sim.core.units`: random quantities, and durations and
+  sizes as written in scenarios (settings classes declare their knobs the
+  :mod:`replica.config_def` way: help text, unit, range validators);
 * :mod:`sim.core.statistics`, :mod:`sim.core.queueing`: confidence intervals and the M/M/c
   results the simulator is validated against.
 

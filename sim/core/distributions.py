@@ -15,7 +15,7 @@ from typing import Literal
 
 import attrs
 
-from sim.core.fields import at_least, doc
+from replica.config_def import at_least, doc
 
 __all__ = ["Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
 

@@ -33,9 +33,9 @@ from typing import Literal
 
 import attrs
 
+from replica.config_def import at_least, doc
 from sim.core.distributions import Distribution, Lognormal
 from sim.core.engine import Scheduler
-from sim.core.fields import at_least, doc
 
 __all__ = ["LatencySpike", "Link", "Network", "NetworkConfig", "NetworkError", "NodeKind"]
 

@@ -22,13 +22,35 @@ from typing import Any
 
 import attrs
 
+from replica.config_def import doc
 from sim.clients.burrow.config import BurrowConfig
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.producer_config import ProducerConfig
 from sim.clients.workload import ProducerWorkload
-from sim.core.fields import FlattenedAccess, doc
 
-__all__ = ["BurrowSection", "ConsumerSection", "ProducerSection"]
+__all__ = ["BurrowSection", "ConsumerSection", "FlattenedAccess", "ProducerSection"]
+
+
+class FlattenedAccess:
+    """Mixin for sections with flattened fields: their knobs read as the section's own.
+
+    ``section.acks`` is ``section.config.acks`` when ``config`` is flattened, so attribute
+    paths in code match the knob paths of scenario files and ``--set``. Only reading; the
+    flattened objects stay the source of truth.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails; never for private or dunder names, so copy,
+        # pickle and attrs' own machinery are unaffected.
+        if not name.startswith("_"):
+            for field in attrs.fields(type(self)):  # type: ignore[arg-type]
+                if field.metadata.get("flatten"):
+                    inner = object.__getattribute__(self, field.name)
+                    if hasattr(inner, name):
+                        return getattr(inner, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 @attrs.frozen(kw_only=True)

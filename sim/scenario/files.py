@@ -15,9 +15,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from sim.scenario.convert import build
 from sim.scenario.errors import ScenarioError
-from sim.scenario.loader import apply_override, build, merge_tables, parse_assignment, show
+from sim.scenario.formatting import show
+from sim.scenario.overrides import apply_override, parse_assignment
 from sim.scenario.schema import Scenario, check_scenario
+from sim.scenario.tables import merge_tables
 
 __all__ = [
     "Override",

@@ -6,15 +6,9 @@ from typing import Any, get_args
 
 import attrs
 
-from sim.scenario.loader import (
-    FieldSpec,
-    describe_type,
-    field_specs,
-    format_value,
-    join_path,
-    optional_inner,
-)
+from sim.scenario.formatting import describe_type, format_value, join_path
 from sim.scenario.schema import Scenario
+from sim.scenario.specs import FieldSpec, field_specs, optional_inner
 
 __all__ = ["KnobRow", "knob_rows"]
 

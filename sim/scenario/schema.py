@@ -20,8 +20,8 @@ import attrs
 
 from coordinator.config import OffsetConfig
 from replica.config import BrokerConfig
+from replica.config_def import at_least, doc, optional, require
 from sim.core.distributions import Distribution, Exponential
-from sim.core.fields import at_least, doc
 from sim.core.network import LatencySpike, NetworkConfig
 from sim.core.units import format_duration
 from sim.scenario.clients import BurrowSection, ConsumerSection, ProducerSection
@@ -94,19 +94,17 @@ class ClusterConfig:
     )
 
 
-_optional_positive = attrs.validators.optional(at_least(1))
-
-
-def _topic_name(_instance: object, _attribute: object, value: str) -> None:
-    if not value or value.startswith("__"):
-        raise ValueError(f"must be a non-empty name not starting with '__', got {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class TopicConfig:
     """``[[topics]]``: a topic created before the run."""
 
-    name: str = attrs.field(validator=_topic_name, metadata=doc("topic name"))
+    name: str = attrs.field(
+        validator=require(
+            "a non-empty name not starting with '__'",
+            lambda name: isinstance(name, str) and name != "" and not name.startswith("__"),
+        ),
+        metadata=doc("topic name"),
+    )
     partitions: int = attrs.field(default=1, validator=at_least(1), metadata=doc("num.partitions"))
     replication_factor: int = attrs.field(
         default=1, validator=at_least(1), metadata=doc("default.replication.factor")
@@ -130,7 +128,7 @@ class BrokerFailure:
     )
     duration: int | None = attrs.field(
         default=None,
-        validator=_optional_positive,
+        validator=optional(at_least(1)),
         metadata=doc("downtime; absent: the broker stays down", unit="us"),
     )
     log: Literal["kept", "lost"] = attrs.field(
@@ -153,7 +151,7 @@ class FollowerStall:
     at: int = attrs.field(validator=at_least(0), metadata=doc("start (virtual time)", unit="us"))
     duration: int | None = attrs.field(
         default=None,
-        validator=_optional_positive,
+        validator=optional(at_least(1)),
         metadata=doc("length of the stall; absent: until the end", unit="us"),
     )
 
@@ -173,7 +171,7 @@ class ConsumerCrash:
     )
     duration: int | None = attrs.field(
         default=None,
-        validator=_optional_positive,
+        validator=optional(at_least(1)),
         metadata=doc("downtime; absent: it stays down", unit="us"),
     )
 

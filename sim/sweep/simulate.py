@@ -21,8 +21,8 @@ import pyarrow as pa
 from sim.output import RunResult
 from sim.runner import WorldBuilder, build_cluster, run_scenario
 from sim.scenario import Scenario, ScenarioError, with_overrides
+from sim.scenario.convert import build
 from sim.scenario.files import load_raw
-from sim.scenario.loader import build
 from sim.sweep.errors import StudyError
 from sim.sweep.grid import expand_points
 from sim.sweep.study import DURATION_KNOB, Study, column_name

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.core.fields import at_least, doc
+from replica.config_def import at_least, doc
 from sim.core.units import format_duration, format_size, parse_duration, parse_size
 from sim.scenario import (
     BrokerFailure,
@@ -25,8 +25,10 @@ from sim.scenario import (
     load_scenario,
     with_overrides,
 )
+from sim.scenario.convert import build
+from sim.scenario.formatting import format_value
 from sim.scenario.knobs import knob_rows
-from sim.scenario.loader import apply_override, build, format_value
+from sim.scenario.overrides import apply_override
 
 MINIMAL = """
 [[topics]]
@@ -380,7 +382,7 @@ def test_base_problems_are_reported(tmp_path: Path) -> None:
 def test_knob_listing_shows_every_knob_with_its_value() -> None:
     rows = {row.path: row for row in knob_rows(load_scenario("default"))}
     assert rows["cluster.replica_fetch_wait_max_ms"].value == '"500ms"'
-    assert rows["cluster.replica_fetch_wait_max_ms"].help == "replica.fetch.wait.max.ms"
+    assert rows["cluster.replica_fetch_wait_max_ms"].help.startswith("replica.fetch.wait.max.ms: ")
     assert rows["producers[0].batch_size"].value == '"16KiB"'
     assert rows["consumers[].topics"].value == "(required)"
     assert rows["consumers[].group_id"].value == "(not set)"

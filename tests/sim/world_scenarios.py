@@ -14,7 +14,7 @@ from typing import Any
 from sim.core.engine import Simulator
 from sim.output import MetricsRecorder
 from sim.scenario import Override, Scenario, with_overrides
-from sim.scenario.loader import build
+from sim.scenario.convert import build
 from sim.world import World
 
 __all__ = ["BASE", "LOCAL_TIME_US", "ONE_WAY_US", "built_world", "small_scenario"]

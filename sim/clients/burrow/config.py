@@ -26,13 +26,13 @@ Switches (the first value of each reproduces Burrow):
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import attrs
 
-from sim.clients.validators import float_between, int_at_least, one_of
+from replica.config_def import FieldErrors, between, doc, int_at_least, one_of
+from sim.clients.errors import ClientConfigError
 from sim.core.distributions import Distribution, Exponential
-from sim.core.fields import doc
 
 __all__ = ["BurrowConfig"]
 
@@ -43,6 +43,8 @@ class BurrowConfig:
 
     Raises ClientConfigError (a ValueError) naming the field when a value is out of range.
     """
+
+    field_errors: ClassVar[FieldErrors] = FieldErrors(ClientConfigError)
 
     num_workers: int = attrs.field(
         default=10, validator=int_at_least(1), metadata=doc("worker goroutines (NumWorkers)")
@@ -76,7 +78,7 @@ class BurrowConfig:
     )
     failure_probability: float = attrs.field(
         default=0.0,
-        validator=float_between(0.0, 1.0),
+        validator=between(0.0, 1.0),
         metadata=doc("probability that a processing attempt fails"),
     )
     max_retries: int = attrs.field(
