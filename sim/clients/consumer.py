@@ -37,6 +37,10 @@ Errors: NOT_LEADER_OR_FOLLOWER and similar fetch errors refresh metadata; OFFSET
 resets the partition with ``auto_offset_reset``; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
 refresh metadata before a commit is retried. A paused consumer sends no new fetch, but the
 records of fetches already in flight are still delivered.
+
+The lifecycle (NEW, LOOKING_UP_COORDINATOR, FETCHING_COMMITTED_OFFSETS, CONSUMING, CLOSING,
+STOPPED) is a :class:`~sim.clients.consumer_state.ConsumerState`, changed only by
+``_transition`` along the table in :mod:`sim.clients.consumer_state`.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from replica.errors import Errors
 from replica.records import Record
 from replica.types import PartitionFetchInfo, TopicPartition
 from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.consumer_state import ConsumerState, LifecycleEvent, next_state
 from sim.clients.errors import ClientStateError
 from sim.clients.events import (
     ClientRecorder,
@@ -162,10 +167,19 @@ class Consumer:
         self._paused = False
         self._refreshing = False
         self._auto_commit: Repeating | None = None
-        self.started = False
-        self.stopped = False
+        self._state = ConsumerState.NEW
 
     # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def state(self) -> ConsumerState:
+        """Where the consumer is in its lifecycle (:mod:`sim.clients.consumer_state`)."""
+        return self._state
+
+    @property
+    def stopped(self) -> bool:
+        """True once the consumer has closed or crashed."""
+        return self._state is ConsumerState.STOPPED
 
     @property
     def assignment(self) -> tuple[TopicPartition, ...]:
@@ -180,22 +194,28 @@ class Consumer:
         return self._committed.get(tp)
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        """Set the partitions to consume; only before ``start``. Raises ClientStateError."""
-        if self.started:
-            raise ClientStateError("assign() must be called before start()")
+        """Set the partitions to consume; only on a new consumer (before ``start``, ``close``
+        or ``crash``). Raises ClientStateError."""
+        if self._state is not ConsumerState.NEW:
+            raise ClientStateError(
+                f"assign() must be called before start(); the consumer is {self._state.value}"
+            )
         self._assigned = list(dict.fromkeys(partitions))
 
     def start(self) -> None:
-        """Look up the starting positions, then fetch. Raises ClientStateError if called twice
-        or with no assignment."""
-        if self.started:
-            raise ClientStateError("start() was already called")
+        """Look up the starting positions, then fetch. Raises ClientStateError unless the
+        consumer is new and has an assignment."""
+        if self._state is not ConsumerState.NEW:
+            raise ClientStateError(
+                f"start() is allowed once, on a new consumer; it is {self._state.value}"
+            )
         if not self._assigned:
             raise ClientStateError("assign() at least one partition before start()")
-        self.started = True
         if self.config.group_id is not None:
+            self._transition(LifecycleEvent.START_IN_GROUP)
             self._fetch_committed(tuple(self._assigned))
         else:
+            self._transition(LifecycleEvent.START_WITHOUT_GROUP)
             self._reset_offsets(self._assigned)
         if self.config.group_id is not None and self.config.enable_auto_commit:
             self._auto_commit = every(
@@ -248,17 +268,23 @@ class Consumer:
 
     def close(self, on_done: Callable[[], None] | None = None, *, reason: str = "closed") -> None:
         """Stop consuming; with auto-commit, commit the consumed positions first. Then report
-        ``ConsumerHalted(reason)`` and call ``on_done()``."""
+        ``ConsumerHalted(reason)`` and call ``on_done()``. Nothing happens once stopped."""
         if self.stopped:
             return
+        final_commit = (
+            self._state is not ConsumerState.NEW  # a consumer never started has nothing to commit
+            and self.config.group_id is not None
+            and self.config.enable_auto_commit
+        )
         self.pause()
+        self._transition(LifecycleEvent.CLOSE)
 
         def finish(_error: Errors = Errors.NONE) -> None:
-            self._stop(reason)
+            self._stop(LifecycleEvent.CLOSED, reason)
             if on_done is not None:
                 on_done()
 
-        if self.started and self.config.group_id is not None and self.config.enable_auto_commit:
+        if final_commit:
             self.commit_sync(None, finish, block_delivery=False, trigger="final")
         else:
             finish()
@@ -266,7 +292,7 @@ class Consumer:
     def crash(self) -> None:
         """Stop at once, committing nothing; responses still on their way are ignored."""
         if not self.stopped:
-            self._stop("crashed")
+            self._stop(LifecycleEvent.CRASH, "crashed")
 
     # -- offsets at start ---------------------------------------------------------------------
 
@@ -275,19 +301,23 @@ class Consumer:
         assert group_id is not None
         coordinator = self._metadata.coordinator_for(group_id)
         if coordinator is None:
+            self._transition(LifecycleEvent.COORDINATOR_NEEDED)
             self._after_refresh(lambda: self._fetch_committed(partitions))
             return
+        self._transition(LifecycleEvent.COORDINATOR_FOUND)
         request = OffsetFetchRequest(group_id, partitions)
 
         def answered(response: OffsetFetchResponse | None) -> None:
             error = Errors.REQUEST_TIMED_OUT if response is None else response.error
             if error != Errors.NONE:
                 if error in _COORDINATOR_ERRORS:
+                    self._transition(LifecycleEvent.COORDINATOR_NEEDED)
                     self._after_refresh(lambda: self._fetch_committed(partitions))
                 else:
                     self._later(lambda: self._fetch_committed(partitions))
                 return
             assert response is not None
+            self._transition(LifecycleEvent.COMMITTED_OFFSETS_FETCHED)
             missing = []
             for tp in partitions:
                 answer = response.offsets.get(tp)
@@ -636,8 +666,15 @@ class Consumer:
 
         self._metadata.refresh(refreshed)
 
-    def _stop(self, reason: str) -> None:
-        self.stopped = True
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def _transition(self, event: LifecycleEvent) -> None:
+        """Move to the state ``event`` leads to. Raises IllegalTransitionError (a
+        ClientStateError) if the transition table has no such edge."""
+        self._state = next_state(self._state, event)
+
+    def _stop(self, event: LifecycleEvent, reason: str) -> None:
+        self._transition(event)
         if self._auto_commit is not None:
             self._auto_commit.cancel()
         self._recorder.record(ConsumerHalted(self._scheduler.now, self.client_id, reason))
