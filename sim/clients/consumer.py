@@ -48,27 +48,22 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 import attrs
 
 from apis.fetch import FetchRequest, FetchResponse
-from apis.list_offsets import (
-    EARLIEST_TIMESTAMP,
-    LATEST_TIMESTAMP,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-)
 from apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitResponse,
 )
-from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from replica.errors import Errors
 from replica.records import Record
 from replica.types import PartitionFetchInfo, TopicPartition
 from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.consumer_offset_lookup import OffsetLookup
+from sim.clients.consumer_positions import Positions
+from sim.clients.consumer_requests import COORDINATOR_ERRORS, ConsumerRequests
 from sim.clients.consumer_state import ConsumerState, LifecycleEvent, next_state
 from sim.clients.errors import ClientStateError
 from sim.clients.events import (
@@ -83,16 +78,13 @@ from sim.clients.events import (
 from sim.clients.ledger import CommitLedger
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.clients.records import message_id_of
-from sim.engine import Event, Repeating, Scheduler, every
+from sim.engine import Repeating, Scheduler, every
 
 __all__ = ["CommitCallback", "Consumer", "ConsumerRecord"]
 
 _US_PER_MS = 1000
-# A broken connection (NETWORK_EXCEPTION) makes Kafka's client look up the leader or the
-# coordinator again: the broker may be gone and its partitions led elsewhere.
-_COORDINATOR_ERRORS = frozenset(
-    {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NETWORK_EXCEPTION}
-)
+# A broken connection (NETWORK_EXCEPTION) makes Kafka's client look up the leader again: the
+# broker may be gone and its partitions led elsewhere.
 _METADATA_ERRORS = frozenset(
     {
         Errors.NETWORK_EXCEPTION,
@@ -119,16 +111,6 @@ class ConsumerRecord:
     record: Record
 
 
-class _Request:
-    """An outstanding request: its timeout timer, and whether it is already settled."""
-
-    __slots__ = ("done", "timer")
-
-    def __init__(self) -> None:
-        self.done = False
-        self.timer: Event | None = None
-
-
 class Consumer:
     """A consumer of assigned partitions (sans-IO, on the simulator's clock)."""
 
@@ -149,13 +131,17 @@ class Consumer:
         self.client_id = client_id
         self.on_records = on_records
         self._scheduler = scheduler
-        self._network = network
         self._metadata = metadata
         self._recorder = recorder
-        self._assigned: list[TopicPartition] = []
-        self._positions: dict[TopicPartition, int] = {}  # consumed: next offset to deliver
-        self._fetch_offsets: dict[TopicPartition, int] = {}  # next offset to fetch
-        self._committed: dict[TopicPartition, int] = {}  # last successfully committed
+        self._positions = Positions()
+        self._requests = ConsumerRequests(
+            scheduler, network, metadata, self.config, stopped=lambda: self.stopped
+        )
+        self._lookup = OffsetLookup(
+            self.config, metadata, self._requests, self._positions,
+            transition=self._transition,
+            on_found=self._maybe_fetch,
+        )  # fmt: skip
         self._fetching: set[int] = set()  # brokers with a fetch in flight
         self._fetch_backoff: dict[int, int] = {}  # broker -> no fetch to it before this time
         self._held: list[ConsumerRecord] = []  # fetched, not yet polled by the application
@@ -165,7 +151,6 @@ class Consumer:
         self._ledger = CommitLedger()
         self._delivery_blocks = 0
         self._paused = False
-        self._refreshing = False
         self._auto_commit: Repeating | None = None
         self._state = ConsumerState.NEW
 
@@ -183,15 +168,15 @@ class Consumer:
 
     @property
     def assignment(self) -> tuple[TopicPartition, ...]:
-        return tuple(self._assigned)
+        return self._positions.assigned
 
     def position(self, tp: TopicPartition) -> int | None:
         """Next offset the application will receive from ``tp`` (None until known)."""
-        return self._positions.get(tp)
+        return self._positions.consumed(tp)
 
     def committed(self, tp: TopicPartition) -> int | None:
         """The last position this consumer committed successfully for ``tp``."""
-        return self._committed.get(tp)
+        return self._positions.committed(tp)
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         """Set the partitions to consume; only on a new consumer (before ``start``, ``close``
@@ -200,7 +185,7 @@ class Consumer:
             raise ClientStateError(
                 f"assign() must be called before start(); the consumer is {self._state.value}"
             )
-        self._assigned = list(dict.fromkeys(partitions))
+        self._positions.assign(partitions)
 
     def start(self) -> None:
         """Look up the starting positions, then fetch. Raises ClientStateError unless the
@@ -209,14 +194,14 @@ class Consumer:
             raise ClientStateError(
                 f"start() is allowed once, on a new consumer; it is {self._state.value}"
             )
-        if not self._assigned:
+        if not self._positions.assigned:
             raise ClientStateError("assign() at least one partition before start()")
         if self.config.group_id is not None:
             self._transition(LifecycleEvent.START_IN_GROUP)
-            self._fetch_committed(tuple(self._assigned))
+            self._lookup.fetch_committed(self._positions.assigned)
         else:
             self._transition(LifecycleEvent.START_WITHOUT_GROUP)
-            self._reset_offsets(self._assigned)
+            self._lookup.reset(self._positions.assigned)
         if self.config.group_id is not None and self.config.enable_auto_commit:
             self._auto_commit = every(
                 self._scheduler, self.config.auto_commit_interval_ms * _US_PER_MS, self._auto
@@ -294,84 +279,6 @@ class Consumer:
         if not self.stopped:
             self._stop(LifecycleEvent.CRASH, "crashed")
 
-    # -- offsets at start ---------------------------------------------------------------------
-
-    def _fetch_committed(self, partitions: tuple[TopicPartition, ...]) -> None:
-        group_id = self.config.group_id
-        assert group_id is not None
-        coordinator = self._metadata.coordinator_for(group_id)
-        if coordinator is None:
-            self._transition(LifecycleEvent.COORDINATOR_NEEDED)
-            self._after_refresh(lambda: self._fetch_committed(partitions))
-            return
-        self._transition(LifecycleEvent.COORDINATOR_FOUND)
-        request = OffsetFetchRequest(group_id, partitions)
-
-        def answered(response: OffsetFetchResponse | None) -> None:
-            error = Errors.REQUEST_TIMED_OUT if response is None else response.error
-            if error != Errors.NONE:
-                if error in _COORDINATOR_ERRORS:
-                    self._transition(LifecycleEvent.COORDINATOR_NEEDED)
-                    self._after_refresh(lambda: self._fetch_committed(partitions))
-                else:
-                    self._later(lambda: self._fetch_committed(partitions))
-                return
-            assert response is not None
-            self._transition(LifecycleEvent.COMMITTED_OFFSETS_FETCHED)
-            missing = []
-            for tp in partitions:
-                answer = response.offsets.get(tp)
-                if answer is not None and answer.error == Errors.NONE and answer.offset >= 0:
-                    self._set_position(tp, answer.offset)
-                    self._committed[tp] = answer.offset
-                else:
-                    missing.append(tp)
-            self._reset_offsets(missing)
-            self._maybe_fetch()
-
-        self._send(coordinator, request, answered)
-
-    def _reset_offsets(self, partitions: Iterable[TopicPartition]) -> None:
-        timestamp = (
-            EARLIEST_TIMESTAMP
-            if self.config.auto_offset_reset == "earliest"
-            else (LATEST_TIMESTAMP)
-        )
-        by_leader: dict[int, list[TopicPartition]] = {}
-        unknown: list[TopicPartition] = []
-        for tp in partitions:
-            self._positions.pop(tp, None)
-            self._fetch_offsets.pop(tp, None)
-            leader = self._metadata.leader_for(tp)
-            if leader is None:
-                unknown.append(tp)
-            else:
-                by_leader.setdefault(leader, []).append(tp)
-        if unknown:
-            self._after_refresh(lambda: self._reset_offsets(unknown))
-        for leader, tps in by_leader.items():
-            request = ListOffsetsRequest({tp: timestamp for tp in tps})
-
-            def answered(
-                response: ListOffsetsResponse | None, tps: list[TopicPartition] = tps
-            ) -> None:
-                retry: list[TopicPartition] = []
-                for tp in tps:
-                    answer = None if response is None else response.responses.get(tp)
-                    if answer is not None and answer.error == Errors.NONE:
-                        self._set_position(tp, answer.offset)
-                    else:
-                        retry.append(tp)
-                if retry:
-                    self._after_refresh(lambda: self._reset_offsets(retry))
-                self._maybe_fetch()
-
-            self._send(leader, request, answered)
-
-    def _set_position(self, tp: TopicPartition, offset: int) -> None:
-        self._positions[tp] = offset
-        self._fetch_offsets[tp] = offset
-
     # -- fetching -----------------------------------------------------------------------------
 
     def _maybe_fetch(self) -> None:
@@ -380,8 +287,8 @@ class Consumer:
         now = self._scheduler.now
         by_leader: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
         leaderless = False
-        for tp in self._assigned:
-            offset = self._fetch_offsets.get(tp)
+        for tp in self._positions.assigned:
+            offset = self._positions.fetch_position(tp)
             if offset is None:
                 continue
             leader = self._metadata.leader_for(tp)
@@ -391,7 +298,7 @@ class Consumer:
                 info = PartitionFetchInfo(offset, self.config.max_partition_fetch_bytes)
                 by_leader.setdefault(leader, {})[tp] = info
         if leaderless:
-            self._after_refresh(self._maybe_fetch)
+            self._requests.after_refresh(self._maybe_fetch)
         for leader, fetch_data in by_leader.items():
             self._fetching.add(leader)
             request = FetchRequest(
@@ -400,7 +307,7 @@ class Consumer:
                 min_bytes=self.config.fetch_min_bytes,
                 max_bytes=self.config.fetch_max_bytes,
             )
-            self._send(leader, request, self._fetch_callback(leader, request))
+            self._requests.send(leader, request, self._fetch_callback(leader, request))
 
     def _fetch_callback(
         self, leader: int, request: FetchRequest
@@ -410,7 +317,7 @@ class Consumer:
     def _fetched(self, leader: int, request: FetchRequest, response: FetchResponse | None) -> None:
         self._fetching.discard(leader)
         if response is None:  # timed out
-            self._later(self._maybe_fetch)
+            self._requests.later(self._maybe_fetch)
             return
         records: list[ConsumerRecord] = []
         refresh = response.error in _METADATA_ERRORS
@@ -418,7 +325,7 @@ class Consumer:
         reset: list[TopicPartition] = []
         for tp, data in response.responses.items():
             info = request.fetch_data.get(tp)
-            if info is None or self._fetch_offsets.get(tp) != info.fetch_offset:
+            if info is None or self._positions.fetch_position(tp) != info.fetch_offset:
                 continue  # not asked for, or the position moved meanwhile
             if data.error == Errors.NONE:
                 offset = info.fetch_offset
@@ -434,7 +341,7 @@ class Consumer:
                             )
                         )
                         offset = record_offset + 1
-                self._fetch_offsets[tp] = offset
+                self._positions.fetched_up_to(tp, offset)
             elif data.error == Errors.OFFSET_OUT_OF_RANGE:
                 reset.append(tp)
             elif data.error in _METADATA_ERRORS:
@@ -444,15 +351,15 @@ class Consumer:
         if records:
             self._deliver(records)
         if reset:
-            self._reset_offsets(reset)
+            self._lookup.reset(reset)
         if refresh or backoff:  # no fetch to this broker until the back-off is over
             self._fetch_backoff[leader] = (
                 self._scheduler.now + self.config.retry_backoff_ms * _US_PER_MS
             )
         if refresh:
-            self._after_refresh(self._maybe_fetch)
+            self._requests.after_refresh(self._maybe_fetch)
         elif backoff:
-            self._later(self._maybe_fetch)
+            self._requests.later(self._maybe_fetch)
         else:
             self._maybe_fetch()
 
@@ -469,7 +376,7 @@ class Consumer:
             now = self._scheduler.now
             track = self.config.group_id is not None
             for r in records:
-                self._positions[r.tp] = r.offset + 1
+                self._positions.polled(r.tp, r.offset)
                 if track:
                     self._ledger.delivered(r.tp, r.offset, r.message_id)
                 self._recorder.record(
@@ -558,7 +465,7 @@ class Consumer:
         group_id = self.config.group_id
         if group_id is None:
             raise ClientStateError("cannot commit without a group_id")
-        positions = dict(self._positions if offsets is None else offsets)
+        positions = self._positions.consumed_positions() if offsets is None else dict(offsets)
         started = self._scheduler.now
 
         def finish(error: Errors) -> None:
@@ -588,7 +495,7 @@ class Consumer:
             request = OffsetCommitRequest(
                 group_id, {tp: OffsetCommitRequestPartition(o) for tp, o in positions.items()}
             )
-            self._send(coordinator, request, answered)
+            self._requests.send(coordinator, request, answered)
 
         def answered(response: OffsetCommitResponse | None) -> None:
             if response is None:
@@ -603,10 +510,10 @@ class Consumer:
         def retry_or_fail(error: Errors) -> None:
             if deadline is None or not error.is_retriable or self._scheduler.now >= deadline:
                 finish(error)
-            elif error in _COORDINATOR_ERRORS:
-                self._after_refresh(attempt)
+            elif error in COORDINATOR_ERRORS:
+                self._requests.after_refresh(attempt)
             else:
-                self._later(attempt)
+                self._requests.later(attempt)
 
         if not positions:
             finish(Errors.NONE)
@@ -616,55 +523,13 @@ class Consumer:
     def _committed_ok(self, positions: Mapping[TopicPartition, int]) -> None:
         now = self._scheduler.now
         for tp, position in positions.items():
-            if position > self._committed.get(tp, -1):
-                self._committed[tp] = position
+            self._positions.commit_succeeded(tp, position)
             for offset, message_id in self._ledger.committed(tp, position):
                 self._recorder.record(
                     MessageCommitted(
                         now, self.client_id, message_id, tp.topic, tp.partition, offset
                     )
                 )
-
-    # -- plumbing -----------------------------------------------------------------------------
-
-    def _send(self, broker_id: int, request: Any, on_answer: Callable[[Any], None]) -> None:
-        """Send ``request``; ``on_answer`` gets the response, or None on the client timeout.
-        Nothing is called once the consumer has stopped."""
-        pending = _Request()
-
-        def settle(response: Any) -> None:
-            if pending.done:
-                return
-            pending.done = True
-            if pending.timer is not None:
-                pending.timer.cancel()
-            if not self.stopped:
-                on_answer(response)
-
-        pending.timer = self._scheduler.call_later(
-            self.config.request_timeout_ms * _US_PER_MS, lambda: settle(None)
-        )
-        self._network.send(broker_id, request, settle)
-
-    def _later(self, action: Callable[[], None]) -> None:
-        def run() -> None:
-            if not self.stopped:
-                action()
-
-        self._scheduler.call_later(self.config.retry_backoff_ms * _US_PER_MS, run)
-
-    def _after_refresh(self, action: Callable[[], None]) -> None:
-        """Refresh metadata, back off, then run ``action`` (one refresh at a time)."""
-        if self._refreshing:
-            self._later(action)
-            return
-        self._refreshing = True
-
-        def refreshed() -> None:
-            self._refreshing = False
-            self._later(action)
-
-        self._metadata.refresh(refreshed)
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ What is *not* a lifecycle state, and why:
 * Resetting a partition's position (ListOffsets, ``auto_offset_reset``) happens per partition
   while the others are already fetched: after the OffsetFetch for partitions without a
   committed offset, and at any time after OFFSET_OUT_OF_RANGE. A partition without a fetch
-  position is being reset; CONSUMING covers both.
+  position is being reset (:mod:`sim.clients.consumer_positions`); CONSUMING covers both.
 * Requests in flight are independent of each other and of the lifecycle: a fetch to each
   leader, commits, a metadata refresh. Each is tracked where it is made, not here.
 * ``pause``/``resume``, an auto-commit falling due while the application is busy, and
