@@ -52,25 +52,19 @@ from collections.abc import Callable, Iterable, Mapping
 import attrs
 
 from apis.fetch import FetchRequest, FetchResponse
-from apis.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitResponse,
-)
 from replica.errors import Errors
 from replica.records import Record
 from replica.types import PartitionFetchInfo, TopicPartition
+from sim.clients.consumer_commits import AutoCommit, CommitCallback, Committer
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.consumer_offset_lookup import OffsetLookup
 from sim.clients.consumer_positions import Positions
-from sim.clients.consumer_requests import COORDINATOR_ERRORS, ConsumerRequests
+from sim.clients.consumer_requests import ConsumerRequests
 from sim.clients.consumer_state import ConsumerState, LifecycleEvent, next_state
 from sim.clients.errors import ClientStateError
 from sim.clients.events import (
     ClientRecorder,
-    CommitCompleted,
     ConsumerHalted,
-    MessageCommitted,
     MessageDelivered,
     MessageProcessed,
     ProcessingOutcome,
@@ -78,7 +72,7 @@ from sim.clients.events import (
 from sim.clients.ledger import CommitLedger
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.clients.records import message_id_of
-from sim.engine import Repeating, Scheduler, every
+from sim.engine import Scheduler
 
 __all__ = ["CommitCallback", "Consumer", "ConsumerRecord"]
 
@@ -96,10 +90,6 @@ _METADATA_ERRORS = frozenset(
         Errors.KAFKA_STORAGE_ERROR,
     }
 )
-
-CommitCallback = Callable[[Errors], None]
-"""Called once with the commit's outcome (``Errors.NONE`` on success)."""
-
 
 @attrs.frozen
 class ConsumerRecord:
@@ -137,6 +127,18 @@ class Consumer:
         self._requests = ConsumerRequests(
             scheduler, network, metadata, self.config, stopped=lambda: self.stopped
         )
+        self._ledger = CommitLedger()
+        self._committer = Committer(
+            scheduler, self.config, metadata, self._requests, self._positions, self._ledger,
+            recorder, client_id,
+            stopped=lambda: self.stopped,
+        )  # fmt: skip
+        self._auto_commit = AutoCommit(
+            scheduler,
+            self.config.auto_commit_interval_ms,
+            in_poll=lambda: not self._app_busy and not self._delivery_blocks,
+            commit=lambda: self.commit_async(None, trigger="auto"),
+        )
         self._lookup = OffsetLookup(
             self.config, metadata, self._requests, self._positions,
             transition=self._transition,
@@ -147,11 +149,8 @@ class Consumer:
         self._held: list[ConsumerRecord] = []  # fetched, not yet polled by the application
         self._app_queue: deque[ConsumerRecord] = deque()  # polled, not yet processed
         self._app_busy = False
-        self._auto_commit_due = False
-        self._ledger = CommitLedger()
         self._delivery_blocks = 0
         self._paused = False
-        self._auto_commit: Repeating | None = None
         self._state = ConsumerState.NEW
 
     # -- public API ---------------------------------------------------------------------------
@@ -203,9 +202,7 @@ class Consumer:
             self._transition(LifecycleEvent.START_WITHOUT_GROUP)
             self._lookup.reset(self._positions.assigned)
         if self.config.group_id is not None and self.config.enable_auto_commit:
-            self._auto_commit = every(
-                self._scheduler, self.config.auto_commit_interval_ms * _US_PER_MS, self._auto
-            )
+            self._auto_commit.start()
 
     def pause(self) -> None:
         """Stop sending fetches (fetches in flight still deliver)."""
@@ -239,7 +236,7 @@ class Consumer:
                 if not self._delivery_blocks:
                     self._release_held()
 
-        self._commit(offsets, on_done, deadline, trigger)
+        self._committer.commit(offsets, on_done, deadline, trigger)
 
     def commit_async(
         self,
@@ -249,7 +246,7 @@ class Consumer:
         trigger: str = "async",
     ) -> None:
         """Commit ``offsets`` (default: the consumed positions) once, without retrying."""
-        self._commit(offsets, on_done, None, trigger)
+        self._committer.commit(offsets, on_done, None, trigger)
 
     def close(self, on_done: Callable[[], None] | None = None, *, reason: str = "closed") -> None:
         """Stop consuming; with auto-commit, commit the consumed positions first. Then report
@@ -428,9 +425,7 @@ class Consumer:
         (a due auto-commit, or the manual commit after every batch), then take what is held."""
         self._app_busy = False
         if self.config.group_id is not None:
-            if self._auto_commit_due:
-                self._auto_commit_due = False
-                self.commit_async(None, trigger="auto")
+            self._auto_commit.commit_if_due()
             if self.config.manual_commit == "async":
                 self.commit_async(None)
             elif self.config.manual_commit == "sync":
@@ -447,90 +442,6 @@ class Consumer:
         if not self._app_busy and not self._delivery_blocks and not self.stopped:
             self._poll_records()
 
-    # -- commits ----------------------------------------------------------------------------------
-
-    def _auto(self) -> None:
-        if self._app_busy or self._delivery_blocks:
-            self._auto_commit_due = True  # Java auto-commits inside poll(): at the next one
-        else:
-            self.commit_async(None, trigger="auto")
-
-    def _commit(
-        self,
-        offsets: Mapping[TopicPartition, int] | None,
-        on_done: CommitCallback | None,
-        deadline: int | None,
-        trigger: str,
-    ) -> None:
-        group_id = self.config.group_id
-        if group_id is None:
-            raise ClientStateError("cannot commit without a group_id")
-        positions = self._positions.consumed_positions() if offsets is None else dict(offsets)
-        started = self._scheduler.now
-
-        def finish(error: Errors) -> None:
-            if error == Errors.NONE:
-                self._committed_ok(positions)
-            self._recorder.record(
-                CommitCompleted(
-                    self._scheduler.now,
-                    self.client_id,
-                    group_id,
-                    started,
-                    tuple((tp.topic, tp.partition, o) for tp, o in sorted(positions.items())),
-                    error,
-                    trigger,
-                )
-            )
-            if on_done is not None:
-                on_done(error)
-
-        def attempt() -> None:
-            if self.stopped:
-                return
-            coordinator = self._metadata.coordinator_for(group_id)
-            if coordinator is None:
-                retry_or_fail(Errors.COORDINATOR_NOT_AVAILABLE)
-                return
-            request = OffsetCommitRequest(
-                group_id, {tp: OffsetCommitRequestPartition(o) for tp, o in positions.items()}
-            )
-            self._requests.send(coordinator, request, answered)
-
-        def answered(response: OffsetCommitResponse | None) -> None:
-            if response is None:
-                retry_or_fail(Errors.REQUEST_TIMED_OUT)
-                return
-            errors = [e for e in response.errors.values() if e != Errors.NONE]
-            if not errors:
-                finish(Errors.NONE)
-            else:
-                retry_or_fail(errors[0])
-
-        def retry_or_fail(error: Errors) -> None:
-            if deadline is None or not error.is_retriable or self._scheduler.now >= deadline:
-                finish(error)
-            elif error in COORDINATOR_ERRORS:
-                self._requests.after_refresh(attempt)
-            else:
-                self._requests.later(attempt)
-
-        if not positions:
-            finish(Errors.NONE)
-        else:
-            attempt()
-
-    def _committed_ok(self, positions: Mapping[TopicPartition, int]) -> None:
-        now = self._scheduler.now
-        for tp, position in positions.items():
-            self._positions.commit_succeeded(tp, position)
-            for offset, message_id in self._ledger.committed(tp, position):
-                self._recorder.record(
-                    MessageCommitted(
-                        now, self.client_id, message_id, tp.topic, tp.partition, offset
-                    )
-                )
-
     # -- lifecycle ----------------------------------------------------------------------------
 
     def _transition(self, event: LifecycleEvent) -> None:
@@ -540,6 +451,5 @@ class Consumer:
 
     def _stop(self, event: LifecycleEvent, reason: str) -> None:
         self._transition(event)
-        if self._auto_commit is not None:
-            self._auto_commit.cancel()
+        self._auto_commit.stop()
         self._recorder.record(ConsumerHalted(self._scheduler.now, self.client_id, reason))
