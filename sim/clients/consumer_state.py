@@ -27,7 +27,9 @@ What is *not* a lifecycle state, and why:
   committed offset, and at any time after OFFSET_OUT_OF_RANGE. A partition without a fetch
   position is being reset (:mod:`sim.clients.consumer_positions`); CONSUMING covers both.
 * Requests in flight are independent of each other and of the lifecycle: a fetch to each
-  leader, commits, a metadata refresh. Each is tracked where it is made, not here.
+  leader, commits, a metadata refresh. Each is tracked by the part that makes it (a request by
+  its timeout timer, a fetch by the FetchRequest kept per leader, the refresh by a flag, as it
+  has no request object), not by the lifecycle.
 * ``pause``/``resume``, an auto-commit falling due while the application is busy, and
   delivery held back by a blocking commit are orthogonal facts that hold in any running state.
 
