@@ -37,91 +37,55 @@ Errors: NOT_LEADER_OR_FOLLOWER and similar fetch errors refresh metadata; OFFSET
 resets the partition with ``auto_offset_reset``; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
 refresh metadata before a commit is retried. A paused consumer sends no new fetch, but the
 records of fetches already in flight are still delivered.
+
+Structure. :class:`Consumer` is the public face and owns the lifecycle; the work is done by
+parts that each hold one concern's state and call each other through the callbacks wired up
+in ``Consumer.__init__``:
+
+* :mod:`~sim.clients.consumer_state`: the lifecycle states and their transition table;
+* :mod:`~sim.clients.consumer_requests`: request timeouts, back-offs, metadata refreshes;
+* :mod:`~sim.clients.consumer_positions`: the consumed, fetch and committed positions;
+* :mod:`~sim.clients.consumer_offset_lookup`: OffsetFetch at start, ListOffsets resets;
+* :mod:`~sim.clients.consumer_fetcher`: the fetch loop;
+* :mod:`~sim.clients.consumer_poll`: held records and the application's ``poll()``;
+* :mod:`~sim.clients.consumer_app`: the built-in application;
+* :mod:`~sim.clients.consumer_commits`: commits (sync, async) and auto-commit.
+
+State that used to be boolean flags: *started* and *stopped* (and the implicit "coordinator
+unknown", "OffsetFetch outstanding" and "final commit outstanding" phases) are the lifecycle's
+:class:`~sim.clients.consumer_state.ConsumerState`. The rest are independent of the lifecycle
+and of each other, so they stay with the part they concern: a request in flight is its timeout
+timer (:mod:`~sim.clients.consumer_requests`), a fetch in flight is the FetchRequest kept per
+leader (:mod:`~sim.clients.consumer_fetcher`); "metadata refresh in flight" (no request object
+to keep), "paused", "auto-commit due" and "application busy" remain booleans of their parts,
+and delivery blocks remain a count (sync commits can overlap).
 """
 
 from __future__ import annotations
 
 import random
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
-import attrs
-
-from apis.fetch import FetchRequest, FetchResponse
-from apis.list_offsets import (
-    EARLIEST_TIMESTAMP,
-    LATEST_TIMESTAMP,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-)
-from apis.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitResponse,
-)
-from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from replica.errors import Errors
-from replica.records import Record
-from replica.types import PartitionFetchInfo, TopicPartition
+from replica.types import TopicPartition
+from sim.clients.consumer_app import BuiltInApplication
+from sim.clients.consumer_commits import AutoCommit, CommitCallback, Committer
 from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.consumer_fetcher import ConsumerRecord, Fetcher
+from sim.clients.consumer_offset_lookup import OffsetLookup
+from sim.clients.consumer_poll import Poller
+from sim.clients.consumer_positions import Positions
+from sim.clients.consumer_requests import ConsumerRequests
+from sim.clients.consumer_state import ConsumerState, LifecycleEvent, next_state
 from sim.clients.errors import ClientStateError
-from sim.clients.events import (
-    ClientRecorder,
-    CommitCompleted,
-    ConsumerHalted,
-    MessageCommitted,
-    MessageDelivered,
-    MessageProcessed,
-    ProcessingOutcome,
-)
+from sim.clients.events import ClientRecorder, ConsumerHalted
 from sim.clients.ledger import CommitLedger
 from sim.clients.network import ClientNetwork, MetadataView
-from sim.clients.records import message_id_of
-from sim.core.engine import Event, Repeating, Scheduler, every
+from sim.core.engine import Scheduler
 
 __all__ = ["CommitCallback", "Consumer", "ConsumerRecord"]
 
 _US_PER_MS = 1000
-# A broken connection (NETWORK_EXCEPTION) makes Kafka's client look up the leader or the
-# coordinator again: the broker may be gone and its partitions led elsewhere.
-_COORDINATOR_ERRORS = frozenset(
-    {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NETWORK_EXCEPTION}
-)
-_METADATA_ERRORS = frozenset(
-    {
-        Errors.NETWORK_EXCEPTION,
-        Errors.NOT_LEADER_OR_FOLLOWER,
-        Errors.LEADER_NOT_AVAILABLE,
-        Errors.UNKNOWN_TOPIC_OR_PARTITION,
-        Errors.FENCED_LEADER_EPOCH,
-        Errors.UNKNOWN_LEADER_EPOCH,
-        Errors.KAFKA_STORAGE_ERROR,
-    }
-)
-
-CommitCallback = Callable[[Errors], None]
-"""Called once with the commit's outcome (``Errors.NONE`` on success)."""
-
-
-@attrs.frozen
-class ConsumerRecord:
-    """A record as the application receives it. ``message_id`` is -1 for foreign records."""
-
-    tp: TopicPartition
-    offset: int
-    message_id: int
-    record: Record
-
-
-class _Request:
-    """An outstanding request: its timeout timer, and whether it is already settled."""
-
-    __slots__ = ("done", "timer")
-
-    def __init__(self) -> None:
-        self.done = False
-        self.timer: Event | None = None
 
 
 class Consumer:
@@ -139,78 +103,118 @@ class Consumer:
         client_id: str = "consumer",
         on_records: Callable[[list[ConsumerRecord]], None] | None = None,
     ) -> None:
-        self.config = config if config is not None else ConsumerConfig()
-        self._rng = rng
+        self.config = config = config if config is not None else ConsumerConfig()
         self.client_id = client_id
-        self.on_records = on_records
         self._scheduler = scheduler
-        self._network = network
-        self._metadata = metadata
         self._recorder = recorder
-        self._assigned: list[TopicPartition] = []
-        self._positions: dict[TopicPartition, int] = {}  # consumed: next offset to deliver
-        self._fetch_offsets: dict[TopicPartition, int] = {}  # next offset to fetch
-        self._committed: dict[TopicPartition, int] = {}  # last successfully committed
-        self._fetching: set[int] = set()  # brokers with a fetch in flight
-        self._fetch_backoff: dict[int, int] = {}  # broker -> no fetch to it before this time
-        self._held: list[ConsumerRecord] = []  # fetched, not yet polled by the application
-        self._app_queue: deque[ConsumerRecord] = deque()  # polled, not yet processed
-        self._app_busy = False
-        self._auto_commit_due = False
-        self._ledger = CommitLedger()
-        self._delivery_blocks = 0
-        self._paused = False
-        self._refreshing = False
-        self._auto_commit: Repeating | None = None
-        self.started = False
-        self.stopped = False
+        self._state = ConsumerState.NEW
+        # The parts (see the module doc) call each other through callbacks; the lambdas reach
+        # parts that are created further down.
+        positions = self._positions = Positions()
+        ledger = CommitLedger()
+        stopped = self._is_stopped
+        requests = ConsumerRequests(scheduler, network, metadata, config, stopped=stopped)
+        self._committer = Committer(
+            scheduler, config, metadata, requests, positions, ledger, recorder, client_id,
+            stopped=stopped,
+        )  # fmt: skip
+        self._auto_commit = AutoCommit(
+            scheduler,
+            config.auto_commit_interval_ms,
+            in_poll=lambda: self._poller.app_in_poll,
+            commit=lambda: self.commit_async(None, trigger="auto"),
+        )
+        hand_over: Callable[[list[ConsumerRecord]], None]
+        app_busy: Callable[[], bool]
+        if on_records is None:
+            app = BuiltInApplication(
+                scheduler, config, rng, recorder, client_id,
+                stopped=stopped,
+                poll=lambda: self._poller.poll(),
+                commit_if_due=self._auto_commit.commit_if_due,
+                commit_async=lambda: self.commit_async(None),
+                commit_sync=lambda on_done: self.commit_sync(None, on_done),
+            )  # fmt: skip
+            hand_over, app_busy = app.take, lambda: app.busy
+        else:
+            hand_over, app_busy = on_records, _returns_at_once
+        self._poller = Poller(
+            scheduler, config, positions, ledger, recorder, client_id,
+            stopped=stopped,
+            app_busy=app_busy,
+            hand_over=hand_over,
+            fetch_more=lambda: self._fetcher.maybe_fetch(),
+        )  # fmt: skip
+        self._fetcher = Fetcher(
+            scheduler, config, metadata, requests, positions,
+            wants_records=lambda: not self.stopped and self._poller.wants_records,
+            deliver=self._poller.deliver,
+            reset=lambda partitions: self._lookup.reset(partitions),
+        )  # fmt: skip
+        self._lookup = OffsetLookup(
+            config, metadata, requests, positions,
+            transition=self._transition,
+            on_found=self._fetcher.maybe_fetch,
+        )  # fmt: skip
 
     # -- public API ---------------------------------------------------------------------------
 
     @property
+    def state(self) -> ConsumerState:
+        """Where the consumer is in its lifecycle (:mod:`sim.clients.consumer_state`)."""
+        return self._state
+
+    @property
+    def stopped(self) -> bool:
+        """True once the consumer has closed or crashed."""
+        return self._is_stopped()
+
+    @property
     def assignment(self) -> tuple[TopicPartition, ...]:
-        return tuple(self._assigned)
+        return self._positions.assigned
 
     def position(self, tp: TopicPartition) -> int | None:
         """Next offset the application will receive from ``tp`` (None until known)."""
-        return self._positions.get(tp)
+        return self._positions.consumed(tp)
 
     def committed(self, tp: TopicPartition) -> int | None:
         """The last position this consumer committed successfully for ``tp``."""
-        return self._committed.get(tp)
+        return self._positions.committed(tp)
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        """Set the partitions to consume; only before ``start``. Raises ClientStateError."""
-        if self.started:
-            raise ClientStateError("assign() must be called before start()")
-        self._assigned = list(dict.fromkeys(partitions))
+        """Set the partitions to consume; only on a new consumer (before ``start``, ``close``
+        or ``crash``). Raises ClientStateError."""
+        if self._state is not ConsumerState.NEW:
+            raise ClientStateError(
+                f"assign() must be called before start(); the consumer is {self._state.value}"
+            )
+        self._positions.assign(partitions)
 
     def start(self) -> None:
-        """Look up the starting positions, then fetch. Raises ClientStateError if called twice
-        or with no assignment."""
-        if self.started:
-            raise ClientStateError("start() was already called")
-        if not self._assigned:
-            raise ClientStateError("assign() at least one partition before start()")
-        self.started = True
-        if self.config.group_id is not None:
-            self._fetch_committed(tuple(self._assigned))
-        else:
-            self._reset_offsets(self._assigned)
-        if self.config.group_id is not None and self.config.enable_auto_commit:
-            self._auto_commit = every(
-                self._scheduler, self.config.auto_commit_interval_ms * _US_PER_MS, self._auto
+        """Look up the starting positions, then fetch. Raises ClientStateError unless the
+        consumer is new and has an assignment."""
+        if self._state is not ConsumerState.NEW:
+            raise ClientStateError(
+                f"start() is allowed once, on a new consumer; it is {self._state.value}"
             )
+        if not self._positions.assigned:
+            raise ClientStateError("assign() at least one partition before start()")
+        if self.config.group_id is not None:
+            self._transition(LifecycleEvent.START_IN_GROUP)
+            self._lookup.fetch_committed(self._positions.assigned)
+        else:
+            self._transition(LifecycleEvent.START_WITHOUT_GROUP)
+            self._lookup.reset(self._positions.assigned)
+        if self.config.group_id is not None and self.config.enable_auto_commit:
+            self._auto_commit.start()
 
     def pause(self) -> None:
         """Stop sending fetches (fetches in flight still deliver)."""
-        self._paused = True
+        self._fetcher.pause()
 
     def resume(self) -> None:
         """Fetch again after ``pause``."""
-        if self._paused:
-            self._paused = False
-            self._maybe_fetch()
+        self._fetcher.resume()
 
     def commit_sync(
         self,
@@ -221,20 +225,12 @@ class Consumer:
         trigger: str = "sync",
     ) -> None:
         """Commit ``offsets`` (default: the consumed positions), retrying retriable errors
-        until ``default_api_timeout_ms``; then call ``on_done(error)``."""
+        until ``default_api_timeout_ms``; then call ``on_done(error)``. With
+        ``block_delivery``, no records are polled (and so none fetched) until then."""
         deadline = self._scheduler.now + self.config.default_api_timeout_ms * _US_PER_MS
         if block_delivery:
-            self._delivery_blocks += 1
-            user_done = on_done
-
-            def on_done(error: Errors) -> None:
-                self._delivery_blocks -= 1
-                if user_done is not None:
-                    user_done(error)
-                if not self._delivery_blocks:
-                    self._release_held()
-
-        self._commit(offsets, on_done, deadline, trigger)
+            on_done = self._poller.block_until(on_done)
+        self._committer.commit(offsets, on_done, deadline, trigger)
 
     def commit_async(
         self,
@@ -244,21 +240,27 @@ class Consumer:
         trigger: str = "async",
     ) -> None:
         """Commit ``offsets`` (default: the consumed positions) once, without retrying."""
-        self._commit(offsets, on_done, None, trigger)
+        self._committer.commit(offsets, on_done, None, trigger)
 
     def close(self, on_done: Callable[[], None] | None = None, *, reason: str = "closed") -> None:
         """Stop consuming; with auto-commit, commit the consumed positions first. Then report
-        ``ConsumerHalted(reason)`` and call ``on_done()``."""
+        ``ConsumerHalted(reason)`` and call ``on_done()``. Nothing happens once stopped."""
         if self.stopped:
             return
+        final_commit = (
+            self._state is not ConsumerState.NEW  # a consumer never started has nothing to commit
+            and self.config.group_id is not None
+            and self.config.enable_auto_commit
+        )
         self.pause()
+        self._transition(LifecycleEvent.CLOSE)
 
         def finish(_error: Errors = Errors.NONE) -> None:
-            self._stop(reason)
+            self._stop(LifecycleEvent.CLOSED, reason)
             if on_done is not None:
                 on_done()
 
-        if self.started and self.config.group_id is not None and self.config.enable_auto_commit:
+        if final_commit:
             self.commit_sync(None, finish, block_delivery=False, trigger="final")
         else:
             finish()
@@ -266,378 +268,24 @@ class Consumer:
     def crash(self) -> None:
         """Stop at once, committing nothing; responses still on their way are ignored."""
         if not self.stopped:
-            self._stop("crashed")
+            self._stop(LifecycleEvent.CRASH, "crashed")
 
-    # -- offsets at start ---------------------------------------------------------------------
+    # -- lifecycle ----------------------------------------------------------------------------
 
-    def _fetch_committed(self, partitions: tuple[TopicPartition, ...]) -> None:
-        group_id = self.config.group_id
-        assert group_id is not None
-        coordinator = self._metadata.coordinator_for(group_id)
-        if coordinator is None:
-            self._after_refresh(lambda: self._fetch_committed(partitions))
-            return
-        request = OffsetFetchRequest(group_id, partitions)
+    def _transition(self, event: LifecycleEvent) -> None:
+        """Move to the state ``event`` leads to. Raises IllegalTransitionError (a
+        ClientStateError) if the transition table has no such edge."""
+        self._state = next_state(self._state, event)
 
-        def answered(response: OffsetFetchResponse | None) -> None:
-            error = Errors.REQUEST_TIMED_OUT if response is None else response.error
-            if error != Errors.NONE:
-                if error in _COORDINATOR_ERRORS:
-                    self._after_refresh(lambda: self._fetch_committed(partitions))
-                else:
-                    self._later(lambda: self._fetch_committed(partitions))
-                return
-            assert response is not None
-            missing = []
-            for tp in partitions:
-                answer = response.offsets.get(tp)
-                if answer is not None and answer.error == Errors.NONE and answer.offset >= 0:
-                    self._set_position(tp, answer.offset)
-                    self._committed[tp] = answer.offset
-                else:
-                    missing.append(tp)
-            self._reset_offsets(missing)
-            self._maybe_fetch()
+    def _is_stopped(self) -> bool:
+        return self._state is ConsumerState.STOPPED
 
-        self._send(coordinator, request, answered)
-
-    def _reset_offsets(self, partitions: Iterable[TopicPartition]) -> None:
-        timestamp = (
-            EARLIEST_TIMESTAMP
-            if self.config.auto_offset_reset == "earliest"
-            else (LATEST_TIMESTAMP)
-        )
-        by_leader: dict[int, list[TopicPartition]] = {}
-        unknown: list[TopicPartition] = []
-        for tp in partitions:
-            self._positions.pop(tp, None)
-            self._fetch_offsets.pop(tp, None)
-            leader = self._metadata.leader_for(tp)
-            if leader is None:
-                unknown.append(tp)
-            else:
-                by_leader.setdefault(leader, []).append(tp)
-        if unknown:
-            self._after_refresh(lambda: self._reset_offsets(unknown))
-        for leader, tps in by_leader.items():
-            request = ListOffsetsRequest({tp: timestamp for tp in tps})
-
-            def answered(
-                response: ListOffsetsResponse | None, tps: list[TopicPartition] = tps
-            ) -> None:
-                retry: list[TopicPartition] = []
-                for tp in tps:
-                    answer = None if response is None else response.responses.get(tp)
-                    if answer is not None and answer.error == Errors.NONE:
-                        self._set_position(tp, answer.offset)
-                    else:
-                        retry.append(tp)
-                if retry:
-                    self._after_refresh(lambda: self._reset_offsets(retry))
-                self._maybe_fetch()
-
-            self._send(leader, request, answered)
-
-    def _set_position(self, tp: TopicPartition, offset: int) -> None:
-        self._positions[tp] = offset
-        self._fetch_offsets[tp] = offset
-
-    # -- fetching -----------------------------------------------------------------------------
-
-    def _maybe_fetch(self) -> None:
-        if self.stopped or self._paused or self._delivery_blocks or self._held:
-            return
-        now = self._scheduler.now
-        by_leader: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
-        leaderless = False
-        for tp in self._assigned:
-            offset = self._fetch_offsets.get(tp)
-            if offset is None:
-                continue
-            leader = self._metadata.leader_for(tp)
-            if leader is None:
-                leaderless = True
-            elif leader not in self._fetching and self._fetch_backoff.get(leader, 0) <= now:
-                info = PartitionFetchInfo(offset, self.config.max_partition_fetch_bytes)
-                by_leader.setdefault(leader, {})[tp] = info
-        if leaderless:
-            self._after_refresh(self._maybe_fetch)
-        for leader, fetch_data in by_leader.items():
-            self._fetching.add(leader)
-            request = FetchRequest(
-                fetch_data,
-                max_wait_ms=self.config.fetch_max_wait_ms,
-                min_bytes=self.config.fetch_min_bytes,
-                max_bytes=self.config.fetch_max_bytes,
-            )
-            self._send(leader, request, self._fetch_callback(leader, request))
-
-    def _fetch_callback(
-        self, leader: int, request: FetchRequest
-    ) -> Callable[[FetchResponse | None], None]:
-        return lambda response: self._fetched(leader, request, response)
-
-    def _fetched(self, leader: int, request: FetchRequest, response: FetchResponse | None) -> None:
-        self._fetching.discard(leader)
-        if response is None:  # timed out
-            self._later(self._maybe_fetch)
-            return
-        records: list[ConsumerRecord] = []
-        refresh = response.error in _METADATA_ERRORS
-        backoff = response.error != Errors.NONE
-        reset: list[TopicPartition] = []
-        for tp, data in response.responses.items():
-            info = request.fetch_data.get(tp)
-            if info is None or self._fetch_offsets.get(tp) != info.fetch_offset:
-                continue  # not asked for, or the position moved meanwhile
-            if data.error == Errors.NONE:
-                offset = info.fetch_offset
-                for batch in data.records:
-                    for index, record in enumerate(batch.records):
-                        record_offset = batch.base_offset + index
-                        if record_offset < offset:
-                            continue
-                        message_id = message_id_of(record)
-                        records.append(
-                            ConsumerRecord(
-                                tp, record_offset, -1 if message_id is None else message_id, record
-                            )
-                        )
-                        offset = record_offset + 1
-                self._fetch_offsets[tp] = offset
-            elif data.error == Errors.OFFSET_OUT_OF_RANGE:
-                reset.append(tp)
-            elif data.error in _METADATA_ERRORS:
-                refresh = True
-            else:  # NETWORK_EXCEPTION (broker down), REQUEST_TIMED_OUT, ...: try again later
-                backoff = True
-        if records:
-            self._deliver(records)
-        if reset:
-            self._reset_offsets(reset)
-        if refresh or backoff:  # no fetch to this broker until the back-off is over
-            self._fetch_backoff[leader] = (
-                self._scheduler.now + self.config.retry_backoff_ms * _US_PER_MS
-            )
-        if refresh:
-            self._after_refresh(self._maybe_fetch)
-        elif backoff:
-            self._later(self._maybe_fetch)
-        else:
-            self._maybe_fetch()
-
-    def _deliver(self, records: list[ConsumerRecord]) -> None:
-        """A fetch completed: the records wait until the application polls."""
-        self._held.extend(records)
-        if not self._app_busy and not self._delivery_blocks:
-            self._poll_records()
-
-    def _poll_records(self) -> None:
-        """The application's ``poll()``: it receives every held record at once."""
-        records, self._held = self._held, []
-        if records and not self.stopped:
-            now = self._scheduler.now
-            track = self.config.group_id is not None
-            for r in records:
-                self._positions[r.tp] = r.offset + 1
-                if track:
-                    self._ledger.delivered(r.tp, r.offset, r.message_id)
-                self._recorder.record(
-                    MessageDelivered(
-                        now, self.client_id, r.message_id, r.tp.topic, r.tp.partition, r.offset
-                    )
-                )
-            if self.on_records is not None:
-                self.on_records(records)
-            else:
-                self._app_busy = True
-                self._app_queue.extend(records)
-                self._process_next()
-        self._maybe_fetch()
-
-    # -- the built-in application (no on_records): process, then poll again ----------------------
-
-    def _process_next(self) -> None:
-        while self._app_queue and not self.stopped:
-            record = self._app_queue[0]
-            started = self._scheduler.now
-            duration = self.config.processing_time.sample(self._rng)
-            if duration:
-                self._scheduler.call_later(duration, self._processed_later(record, started))
-                return
-            self._processed(record, started, resume=False)
-        if not self.stopped:
-            self._app_poll()
-
-    def _processed_later(self, record: ConsumerRecord, started: int) -> Callable[[], None]:
-        return lambda: self._processed(record, started)
-
-    def _processed(self, record: ConsumerRecord, started: int, *, resume: bool = True) -> None:
-        if self.stopped:
-            return
-        self._app_queue.popleft()
-        tp = record.tp
-        self._recorder.record(
-            MessageProcessed(
-                self._scheduler.now, self.client_id, record.message_id, tp.topic, tp.partition,
-                record.offset, started, started, 0, ProcessingOutcome.OK,
-            )
-        )  # fmt: skip
-        if resume:
-            self._process_next()
-
-    def _app_poll(self) -> None:
-        """The application finished a batch and calls ``poll()`` again: commit as configured
-        (a due auto-commit, or the manual commit after every batch), then take what is held."""
-        self._app_busy = False
-        if self.config.group_id is not None:
-            if self._auto_commit_due:
-                self._auto_commit_due = False
-                self.commit_async(None, trigger="auto")
-            if self.config.manual_commit == "async":
-                self.commit_async(None)
-            elif self.config.manual_commit == "sync":
-                self._app_busy = True  # blocked in commitSync
-
-                def committed(_error: Errors) -> None:
-                    self._app_busy = False
-
-                self.commit_sync(None, committed)
-                return
-        self._poll_records()
-
-    def _release_held(self) -> None:
-        if not self._app_busy and not self._delivery_blocks and not self.stopped:
-            self._poll_records()
-
-    # -- commits ----------------------------------------------------------------------------------
-
-    def _auto(self) -> None:
-        if self._app_busy or self._delivery_blocks:
-            self._auto_commit_due = True  # Java auto-commits inside poll(): at the next one
-        else:
-            self.commit_async(None, trigger="auto")
-
-    def _commit(
-        self,
-        offsets: Mapping[TopicPartition, int] | None,
-        on_done: CommitCallback | None,
-        deadline: int | None,
-        trigger: str,
-    ) -> None:
-        group_id = self.config.group_id
-        if group_id is None:
-            raise ClientStateError("cannot commit without a group_id")
-        positions = dict(self._positions if offsets is None else offsets)
-        started = self._scheduler.now
-
-        def finish(error: Errors) -> None:
-            if error == Errors.NONE:
-                self._committed_ok(positions)
-            self._recorder.record(
-                CommitCompleted(
-                    self._scheduler.now,
-                    self.client_id,
-                    group_id,
-                    started,
-                    tuple((tp.topic, tp.partition, o) for tp, o in sorted(positions.items())),
-                    error,
-                    trigger,
-                )
-            )
-            if on_done is not None:
-                on_done(error)
-
-        def attempt() -> None:
-            if self.stopped:
-                return
-            coordinator = self._metadata.coordinator_for(group_id)
-            if coordinator is None:
-                retry_or_fail(Errors.COORDINATOR_NOT_AVAILABLE)
-                return
-            request = OffsetCommitRequest(
-                group_id, {tp: OffsetCommitRequestPartition(o) for tp, o in positions.items()}
-            )
-            self._send(coordinator, request, answered)
-
-        def answered(response: OffsetCommitResponse | None) -> None:
-            if response is None:
-                retry_or_fail(Errors.REQUEST_TIMED_OUT)
-                return
-            errors = [e for e in response.errors.values() if e != Errors.NONE]
-            if not errors:
-                finish(Errors.NONE)
-            else:
-                retry_or_fail(errors[0])
-
-        def retry_or_fail(error: Errors) -> None:
-            if deadline is None or not error.is_retriable or self._scheduler.now >= deadline:
-                finish(error)
-            elif error in _COORDINATOR_ERRORS:
-                self._after_refresh(attempt)
-            else:
-                self._later(attempt)
-
-        if not positions:
-            finish(Errors.NONE)
-        else:
-            attempt()
-
-    def _committed_ok(self, positions: Mapping[TopicPartition, int]) -> None:
-        now = self._scheduler.now
-        for tp, position in positions.items():
-            if position > self._committed.get(tp, -1):
-                self._committed[tp] = position
-            for offset, message_id in self._ledger.committed(tp, position):
-                self._recorder.record(
-                    MessageCommitted(
-                        now, self.client_id, message_id, tp.topic, tp.partition, offset
-                    )
-                )
-
-    # -- plumbing -----------------------------------------------------------------------------
-
-    def _send(self, broker_id: int, request: Any, on_answer: Callable[[Any], None]) -> None:
-        """Send ``request``; ``on_answer`` gets the response, or None on the client timeout.
-        Nothing is called once the consumer has stopped."""
-        pending = _Request()
-
-        def settle(response: Any) -> None:
-            if pending.done:
-                return
-            pending.done = True
-            if pending.timer is not None:
-                pending.timer.cancel()
-            if not self.stopped:
-                on_answer(response)
-
-        pending.timer = self._scheduler.call_later(
-            self.config.request_timeout_ms * _US_PER_MS, lambda: settle(None)
-        )
-        self._network.send(broker_id, request, settle)
-
-    def _later(self, action: Callable[[], None]) -> None:
-        def run() -> None:
-            if not self.stopped:
-                action()
-
-        self._scheduler.call_later(self.config.retry_backoff_ms * _US_PER_MS, run)
-
-    def _after_refresh(self, action: Callable[[], None]) -> None:
-        """Refresh metadata, back off, then run ``action`` (one refresh at a time)."""
-        if self._refreshing:
-            self._later(action)
-            return
-        self._refreshing = True
-
-        def refreshed() -> None:
-            self._refreshing = False
-            self._later(action)
-
-        self._metadata.refresh(refreshed)
-
-    def _stop(self, reason: str) -> None:
-        self.stopped = True
-        if self._auto_commit is not None:
-            self._auto_commit.cancel()
+    def _stop(self, event: LifecycleEvent, reason: str) -> None:
+        self._transition(event)
+        self._auto_commit.stop()
         self._recorder.record(ConsumerHalted(self._scheduler.now, self.client_id, reason))
+
+
+def _returns_at_once() -> bool:
+    """``app_busy`` of an ``on_records`` application: the callback returns to ``poll()``."""
+    return False

@@ -1,4 +1,4 @@
-"""One broker wired from the real layers, driven directly through KafkaApis (no harness)."""
+"""One broker wired from the real layers, driven directly through KafkaApis (no cluster)."""
 
 from __future__ import annotations
 

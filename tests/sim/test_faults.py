@@ -164,7 +164,7 @@ def test_a_crashed_consumer_restarts_from_the_committed_offsets() -> None:
     first = slot.instance
     sim.run_until(1_300_000)
     assert not slot.running and first.stopped
-    committed = dict(first.consumer._committed)
+    committed = {tp: first.consumer.committed(tp) or 0 for tp in first.consumer.assignment}
     sim.run_until(3_000_000)
     assert slot.running and slot.restarts == 1 and slot.instance is not first
     messages, _, _ = recorder.tables()

@@ -1,0 +1,208 @@
+"""The fetch loop: at most one long-poll fetch in flight per leader broker.
+
+:meth:`Fetcher.maybe_fetch` groups every partition with a fetch position by its leader and
+sends one FetchRequest (``fetch_min_bytes`` / ``fetch_max_wait_ms``) to each leader that has no
+fetch in flight and is not backing off. It sends nothing while the consumer is paused or while
+the ``wants_records`` predicate says no (stopped, records held for the application, delivery
+blocked by a commit): the next round then starts when the held records are polled. A
+partition whose leader is unknown triggers a metadata refresh, after which the loop runs again.
+
+When a fetch is answered (:meth:`Fetcher._fetched`), records of every partition whose fetch
+position still equals the fetch's offset become :class:`ConsumerRecord` s (records before that
+offset, in a batch that starts earlier, are skipped) and go to ``deliver`` in one list; the
+partition's fetch position moves past them. Then, per error:
+
+* OFFSET_OUT_OF_RANGE: the partition goes to ``reset`` (``auto_offset_reset``);
+* a leadership or broker error (``_METADATA_ERRORS``, for the whole response or a partition):
+  the broker is not fetched from for ``retry_backoff_ms``, metadata is refreshed, the loop
+  runs again after the refresh;
+* any other error, or the client timeout: the broker backs off, the loop runs again after the
+  back-off.
+
+Without errors the loop runs again at once, so a fetch is always parked at every leader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from apis.fetch import FetchRequest, FetchResponse
+from replica.errors import Errors
+from replica.records import Record, RecordBatch
+from replica.types import PartitionFetchInfo, TopicPartition
+from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.consumer_positions import Positions
+from sim.clients.consumer_requests import ConsumerRequests
+from sim.clients.network import MetadataView
+from sim.clients.records import message_id_of
+from sim.core.engine import Scheduler
+
+__all__ = ["ConsumerRecord", "Fetcher"]
+
+_US_PER_MS = 1000
+_METADATA_ERRORS = frozenset(
+    {
+        Errors.NETWORK_EXCEPTION,
+        Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.LEADER_NOT_AVAILABLE,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.FENCED_LEADER_EPOCH,
+        Errors.UNKNOWN_LEADER_EPOCH,
+        Errors.KAFKA_STORAGE_ERROR,
+    }
+)
+"""Errors after which the leader is looked up again. A broken connection (NETWORK_EXCEPTION)
+counts: the broker may be gone and its partitions led elsewhere."""
+
+
+@attrs.frozen
+class ConsumerRecord:
+    """A record as the application receives it. ``message_id`` is -1 for foreign records."""
+
+    tp: TopicPartition
+    offset: int
+    message_id: int
+    record: Record
+
+
+class Fetcher:
+    """The fetch loop of one consumer (see the module doc)."""
+
+    __slots__ = (
+        "_backoff_until",
+        "_config",
+        "_deliver",
+        "_in_flight",
+        "_metadata",
+        "_paused",
+        "_positions",
+        "_requests",
+        "_reset",
+        "_scheduler",
+        "_wants_records",
+    )
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        config: ConsumerConfig,
+        metadata: MetadataView,
+        requests: ConsumerRequests,
+        positions: Positions,
+        *,
+        wants_records: Callable[[], bool],
+        deliver: Callable[[list[ConsumerRecord]], None],
+        reset: Callable[[list[TopicPartition]], None],
+    ) -> None:
+        self._scheduler = scheduler
+        self._config = config
+        self._metadata = metadata
+        self._requests = requests
+        self._positions = positions
+        self._wants_records = wants_records
+        self._deliver = deliver
+        self._reset = reset
+        self._in_flight: dict[int, FetchRequest] = {}  # leader -> its fetch in flight
+        self._backoff_until: dict[int, int] = {}  # leader -> no fetch to it before this time
+        self._paused = False
+
+    def pause(self) -> None:
+        """Send no new fetch until :meth:`resume` (fetches in flight still deliver)."""
+        self._paused = True
+
+    def resume(self) -> None:
+        """Undo :meth:`pause` and fetch again; nothing happens if not paused."""
+        if self._paused:
+            self._paused = False
+            self.maybe_fetch()
+
+    def maybe_fetch(self) -> None:
+        """Send a fetch to every leader of a fetchable partition that has none in flight and
+        is not backing off (see the module doc for when nothing is sent)."""
+        if self._paused or not self._wants_records():
+            return
+        now = self._scheduler.now
+        by_leader: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
+        leaderless = False
+        for tp in self._positions.assigned:
+            offset = self._positions.fetch_position(tp)
+            if offset is None:
+                continue
+            leader = self._metadata.leader_for(tp)
+            if leader is None:
+                leaderless = True
+            elif leader not in self._in_flight and self._backoff_until.get(leader, 0) <= now:
+                info = PartitionFetchInfo(offset, self._config.max_partition_fetch_bytes)
+                by_leader.setdefault(leader, {})[tp] = info
+        if leaderless:
+            self._requests.after_refresh(self.maybe_fetch)
+        for leader, fetch_data in by_leader.items():
+            request = FetchRequest(
+                fetch_data,
+                max_wait_ms=self._config.fetch_max_wait_ms,
+                min_bytes=self._config.fetch_min_bytes,
+                max_bytes=self._config.fetch_max_bytes,
+            )
+            self._in_flight[leader] = request
+            self._requests.send(leader, request, self._answer_handler(leader))
+
+    def _answer_handler(self, leader: int) -> Callable[[FetchResponse | None], None]:
+        return lambda response: self._fetched(leader, response)
+
+    def _fetched(self, leader: int, response: FetchResponse | None) -> None:
+        """``leader`` answered its fetch in flight (None: the client timeout)."""
+        request = self._in_flight.pop(leader)
+        if response is None:
+            self._requests.later(self.maybe_fetch)
+            return
+        records: list[ConsumerRecord] = []
+        refresh = response.error in _METADATA_ERRORS
+        backoff = response.error != Errors.NONE
+        reset: list[TopicPartition] = []
+        for tp, data in response.responses.items():
+            info = request.fetch_data.get(tp)
+            if info is None or self._positions.fetch_position(tp) != info.fetch_offset:
+                continue  # not asked for, or the position moved meanwhile
+            if data.error == Errors.NONE:
+                offset = _unpack(tp, info.fetch_offset, data.records, records)
+                self._positions.fetched_up_to(tp, offset)
+            elif data.error == Errors.OFFSET_OUT_OF_RANGE:
+                reset.append(tp)
+            elif data.error in _METADATA_ERRORS:
+                refresh = True
+            else:  # NETWORK_EXCEPTION (broker down), REQUEST_TIMED_OUT, ...: try again later
+                backoff = True
+        if records:
+            self._deliver(records)
+        if reset:
+            self._reset(reset)
+        if refresh or backoff:  # no fetch to this broker until the back-off is over
+            self._backoff_until[leader] = (
+                self._scheduler.now + self._config.retry_backoff_ms * _US_PER_MS
+            )
+        if refresh:
+            self._requests.after_refresh(self.maybe_fetch)
+        elif backoff:
+            self._requests.later(self.maybe_fetch)
+        else:
+            self.maybe_fetch()
+
+
+def _unpack(
+    tp: TopicPartition, offset: int, batches: Sequence[RecordBatch], into: list[ConsumerRecord]
+) -> int:
+    """Append the records of ``batches`` at or after ``offset`` to ``into``, in offset order;
+    return the offset after the last one (``offset`` itself if there is none)."""
+    for batch in batches:
+        for index, record in enumerate(batch.records):
+            record_offset = batch.base_offset + index
+            if record_offset < offset:
+                continue
+            message_id = message_id_of(record)
+            into.append(
+                ConsumerRecord(tp, record_offset, -1 if message_id is None else message_id, record)
+            )
+            offset = record_offset + 1
+    return offset

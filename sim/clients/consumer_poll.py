@@ -1,0 +1,128 @@
+"""The hand-over from fetcher to application: held records and the application's ``poll()``.
+
+Fetched records are *held* until the application polls (Java's poll loop): :meth:`Poller.poll`
+hands over every held record at once, moves the consumed positions past them, reports a
+``MessageDelivered`` for each and, with a group, enters them in the commit ledger (which
+reports them committed later). While records are held the fetcher sends nothing, so one round
+of fetches is pipelined with the application's processing, as Java's consumer does.
+
+When records arrive, or a block is lifted, the poll happens at once if the application is
+waiting in ``poll()``: it is not busy (``app_busy``) and no blocking sync commit is
+outstanding. A busy application polls by itself when done.
+
+A sync commit made from the application's thread blocks delivery (:meth:`Poller.block_until`):
+no poll, and so no fetch, until it completes. Blocks nest; delivery resumes when the last one
+is lifted.
+
+After every poll the fetch loop gets a chance to run (``fetch_more``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from replica.errors import Errors
+from sim.clients.consumer_commits import CommitCallback
+from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.consumer_fetcher import ConsumerRecord
+from sim.clients.consumer_positions import Positions
+from sim.clients.events import ClientRecorder, MessageDelivered
+from sim.clients.ledger import CommitLedger
+from sim.core.engine import Scheduler
+
+__all__ = ["Poller"]
+
+
+class Poller:
+    """Records fetched, not yet polled, and the poll that hands them over (see the module
+    doc)."""
+
+    __slots__ = (
+        "_app_busy",
+        "_blocks",
+        "_client_id",
+        "_config",
+        "_fetch_more",
+        "_hand_over",
+        "_held",
+        "_ledger",
+        "_positions",
+        "_recorder",
+        "_scheduler",
+        "_stopped",
+    )
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        config: ConsumerConfig,
+        positions: Positions,
+        ledger: CommitLedger,
+        recorder: ClientRecorder,
+        client_id: str,
+        *,
+        stopped: Callable[[], bool],
+        app_busy: Callable[[], bool],
+        hand_over: Callable[[list[ConsumerRecord]], None],
+        fetch_more: Callable[[], None],
+    ) -> None:
+        self._scheduler = scheduler
+        self._config = config
+        self._positions = positions
+        self._ledger = ledger
+        self._recorder = recorder
+        self._client_id = client_id
+        self._stopped = stopped
+        self._app_busy = app_busy
+        self._hand_over = hand_over
+        self._fetch_more = fetch_more
+        self._held: list[ConsumerRecord] = []
+        self._blocks = 0  # blocking sync commits outstanding
+
+    @property
+    def wants_records(self) -> bool:
+        """True if a fetch may be sent: nothing is held and delivery is not blocked."""
+        return not self._blocks and not self._held
+
+    @property
+    def app_in_poll(self) -> bool:
+        """True while the application waits in ``poll()``: not busy, not blocked."""
+        return not self._app_busy() and not self._blocks
+
+    def deliver(self, records: list[ConsumerRecord]) -> None:
+        """A fetch returned ``records``: hold them, and poll if the application waits."""
+        self._held.extend(records)
+        if self.app_in_poll:
+            self.poll()
+
+    def poll(self) -> None:
+        """The application's ``poll()``: hand over every held record, then fetch more. Records
+        held when the consumer has stopped are dropped."""
+        records, self._held = self._held, []
+        if records and not self._stopped():
+            now = self._scheduler.now
+            track = self._config.group_id is not None
+            for r in records:
+                self._positions.polled(r.tp, r.offset)
+                if track:
+                    self._ledger.delivered(r.tp, r.offset, r.message_id)
+                self._recorder.record(
+                    MessageDelivered(
+                        now, self._client_id, r.message_id, r.tp.topic, r.tp.partition, r.offset
+                    )
+                )
+            self._hand_over(records)
+        self._fetch_more()
+
+    def block_until(self, on_done: CommitCallback | None) -> CommitCallback:
+        """Block delivery until the returned callback (which calls ``on_done``) is called."""
+        self._blocks += 1
+
+        def unblock(error: Errors) -> None:
+            self._blocks -= 1
+            if on_done is not None:
+                on_done(error)
+            if self.app_in_poll and not self._stopped():
+                self.poll()
+
+        return unblock
