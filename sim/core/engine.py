@@ -15,8 +15,8 @@ outnumber live ones, so memory stays bounded when most timers are cancelled. ``r
 pushes a sentinel event at the boundary (ordered after every event due then, including ones
 scheduled during the run) whose callback stops the loop, so the hot loop carries no
 per-event boundary check. ``python -m sim bench`` measures the loop against a bare heapq loop
-and against :class:`purgatory.TimingWheel` as the scheduler; the heap won (see the README),
-so it is what runs here.
+and against :class:`purgatory.TimingWheel` as the scheduler; the heap won (see
+docs/benchmarks.md), so it is what runs here.
 """
 
 from __future__ import annotations
