@@ -1,7 +1,7 @@
 """``python -m sim``: run scenarios, list them and their knobs, benchmark, sweep on Spark.
 
 argparse (standard library) is enough for these subcommands and keeps the dependency list
-short. Exit codes: 0 success; 1 the run failed (e.g. the cluster is not wired in yet);
+short. Exit codes: 0 success; 1 a sweep or benchmark could not run (said in one line);
 2 bad usage or a bad scenario, reported as one line on stderr, never a traceback.
 """
 

@@ -7,7 +7,7 @@ the scenario loader (exactly like ``--set``), runs it, and returns the :class:`R
 tables plus its summary flattened to one row (``run_summary``).
 
 :func:`simulate` is the same path with the world builder as a parameter, which is how tests
-run a sweep against a small stand-in world while the broker cluster is not wired in.
+run a sweep against a small stand-in world, fast and without the broker cluster.
 """
 
 from __future__ import annotations
