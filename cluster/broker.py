@@ -44,6 +44,7 @@ class BrokerNode:
         self._clock = clock
         self._tasks: deque[Callable[[], None]] = deque()
         self.replica_manager = ReplicaManager(broker_id, config.broker, clock)
+        self._fetcher_manager = self.replica_manager.fetcher_manager
         self.offset_manager = OffsetManager(
             broker_id, self.replica_manager, config.offsets, clock, scheduler=self._tasks.append
         )
@@ -122,10 +123,11 @@ class BrokerNode:
         """Build the fetch of every replica fetcher that is ready at ``now`` (none while
         stopped or paused). Each returned request is in flight until its fetcher is given
         the response or the failure."""
-        if not self.running or self.fetchers_paused:
+        fetchers = self._fetcher_manager
+        if not self.running or fetchers.paused:
             return []
         ready: list[tuple[ReplicaFetcher, ReplicaFetchRequest]] = []
-        for fetcher in self.replica_manager.replica_fetchers.values():  # in leader id order
+        for fetcher in fetchers.fetchers.values():  # in leader id order
             due = fetcher.next_fetch_time_ms()
             if due is not None and due <= now:
                 request = fetcher.build_fetch_request(now)
@@ -147,11 +149,11 @@ class BrokerNode:
     @property
     def fetchers_paused(self) -> bool:
         """True while the replica fetchers send no new fetches (a stalled follower)."""
-        return self.replica_manager.fetchers_paused
+        return self._fetcher_manager.paused
 
     @fetchers_paused.setter
     def fetchers_paused(self, paused: bool) -> None:
-        self.replica_manager.fetchers_paused = paused
+        self._fetcher_manager.paused = paused
 
     # -- faults -----------------------------------------------------------------------------
 

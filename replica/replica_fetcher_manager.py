@@ -43,12 +43,14 @@ from replica.types import TopicPartition
 class ReplicaFetcherManager:
     """The replica fetchers of ``broker``, keyed by leader id (see the module docstring)."""
 
-    __slots__ = ("_broker", "_fetchers", "_fetchers_view", "_paused")
+    __slots__ = ("_broker", "_fetchers", "_paused", "fetchers")
 
     def __init__(self, broker: LocalBroker) -> None:
         self._broker = broker
         self._fetchers: dict[int, ReplicaFetcher] = {}
-        self._fetchers_view = MappingProxyType(self._fetchers)
+        #: Live read-only view: leader id -> the fetcher of the partitions followed from it,
+        #: in leader id order. A fetcher is dropped once it has no partitions.
+        self.fetchers: Mapping[int, ReplicaFetcher] = MappingProxyType(self._fetchers)
         self._paused = False
 
     @property
@@ -66,12 +68,6 @@ class ReplicaFetcherManager:
                 fetcher.stop_waking()
             else:
                 fetcher.start_waking()
-
-    @property
-    def fetchers(self) -> Mapping[int, ReplicaFetcher]:
-        """Live read-only view: leader id -> the fetcher of the partitions followed from it,
-        in leader id order. A fetcher is dropped once it has no partitions."""
-        return self._fetchers_view
 
     def add_fetcher_for_partitions(
         self, partitions: Mapping[TopicPartition, tuple[int, InitialFetchState]]

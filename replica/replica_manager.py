@@ -142,14 +142,10 @@ class ReplicaManager:
         return self._scheduler
 
     @property
-    def fetchers_paused(self) -> bool:
-        """True while the replica fetchers are held back (no fetch is built, no back-off
-        wakes the broker): see :attr:`ReplicaFetcherManager.paused`."""
-        return self._fetcher_manager.paused
-
-    @fetchers_paused.setter
-    def fetchers_paused(self, paused: bool) -> None:
-        self._fetcher_manager.paused = paused
+    def fetcher_manager(self) -> ReplicaFetcherManager:
+        """This broker's replica fetchers (its driver pauses them and asks them for fetches
+        through it; state changes here add and remove their partitions)."""
+        return self._fetcher_manager
 
     @property
     def replica_fetchers(self) -> Mapping[int, ReplicaFetcher]:
