@@ -334,13 +334,14 @@ class _PartitionProducer:
 
 
 class _InFlight:
-    """A produce request awaiting its response (or its client-side timeout)."""
+    """A produce request awaiting its response (or its client-side timeout): ``timer`` is its
+    timeout event until either comes, None afterwards (which also breaks the reference cycle
+    flight -> timer -> callback -> flight)."""
 
-    __slots__ = ("batches", "done", "timer")
+    __slots__ = ("batches", "timer")
 
     def __init__(self, batches: list[ProducerBatch[_Message]]) -> None:
         self.batches = batches
-        self.done = False
         self.timer: Event | None = None
 
 
@@ -414,11 +415,10 @@ class _BrokerProducer:
         )
 
     def _answered(self, flight: _InFlight, response: ProduceResponse) -> None:
-        if flight.done:
+        if flight.timer is None:
             return  # answered after the client gave up on it
-        flight.done = True
-        assert flight.timer is not None
         flight.timer.cancel()
+        flight.timer = None
         self._in_flight -= 1
         producer = self._producer
         for batch in flight.batches:
@@ -437,7 +437,7 @@ class _BrokerProducer:
         self._maybe_send()
 
     def _timed_out(self, flight: _InFlight) -> None:
-        flight.done = True
+        flight.timer = None
         self._in_flight -= 1
         for batch in flight.batches:
             self._muted.discard(batch.tp)

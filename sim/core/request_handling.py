@@ -15,9 +15,11 @@ processors blocked on the request channel); nothing is dropped.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Generic, TypeVar
 
 import attrs
@@ -82,7 +84,10 @@ class RequestHandlerPool(Generic[R]):
         self._local_time = local_time
         self._handler = handler
         self._queue: deque[tuple[R, int]] = deque()  # (request, arrival time)
-        self._in_service: dict[Event, R] = {}
+        # Token -> the end-of-local-time event and the request, in start order. A token, not
+        # the event, is what the event's callback holds: no reference cycle per request.
+        self._in_service: dict[int, tuple[Event, R]] = {}
+        self._tokens = itertools.count()
         self._last_change = scheduler.now
         self.stats = PoolStats()
 
@@ -115,9 +120,10 @@ class RequestHandlerPool(Generic[R]):
         In-service requests never reach the handler. The statistics keep what already happened.
         """
         self._account_queue(self._scheduler.now)
-        dropped = list(self._in_service.values())
-        for event in self._in_service:
+        dropped = []
+        for event, request in self._in_service.values():
             event.cancel()
+            dropped.append(request)
         self._in_service.clear()
         dropped.extend(request for request, _ in self._queue)
         self._queue.clear()
@@ -137,18 +143,17 @@ class RequestHandlerPool(Generic[R]):
         stats.queue_time_total += queue_time
         if queue_time > stats.queue_time_max:
             stats.queue_time_max = queue_time
-        event: Event | None = None
-
-        def finish() -> None:
-            assert event is not None
-            del self._in_service[event]
-            self.stats.handled += 1
-            if self._queue:
-                now = self._scheduler.now
-                self._account_queue(now)
-                waiting, arrived = self._queue.popleft()
-                self._start(waiting, now - arrived)
-            self._handler(request, queue_time)
-
+        token = next(self._tokens)
+        finish = partial(self._finish, token, request, queue_time)
         event = self._scheduler.call_later(self._local_time(request), finish)
-        self._in_service[event] = request
+        self._in_service[token] = (event, request)
+
+    def _finish(self, token: int, request: R, queue_time: int) -> None:
+        del self._in_service[token]
+        self.stats.handled += 1
+        if self._queue:
+            now = self._scheduler.now
+            self._account_queue(now)
+            waiting, arrived = self._queue.popleft()
+            self._start(waiting, now - arrived)
+        self._handler(request, queue_time)
