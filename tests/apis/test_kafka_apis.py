@@ -166,3 +166,22 @@ def test_stop_replica_of_an_offsets_partition_resigns_it() -> None:
     produce = broker.request(ProduceRequest(1, 1000, {T0: RECORDS})).body
     assert isinstance(produce, ProduceResponse)
     assert produce.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_a_deleted_replica_of_a_known_partition_answers_not_leader_or_follower() -> None:
+    # The metadata cache still has the partition (moved elsewhere): Kafka's
+    # getPartitionOrError answers NOT_LEADER_OR_FOLLOWER, so clients refresh their metadata,
+    # for requests that arrive later and for those that were waiting.
+    broker = SingleBroker()
+    waiting = broker.send(FetchRequest({T0: PartitionFetchInfo(0, 1000)}, max_wait_ms=500))
+    stop = broker.send(StopReplicaRequest(1, 1, [T0], delete_partitions=True))
+    answered, stopped = broker.responses()
+    assert (answered.request, stopped.request) == (waiting, stop)
+    assert isinstance(answered.body, FetchResponse)
+    assert answered.body.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+    produce = broker.request(ProduceRequest(1, 1000, {T0: RECORDS})).body
+    assert isinstance(produce, ProduceResponse)
+    assert produce.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+    fetch = broker.request(FetchRequest({T0: PartitionFetchInfo(0, 1000)})).body
+    assert isinstance(fetch, FetchResponse)
+    assert fetch.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER

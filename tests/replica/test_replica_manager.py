@@ -17,7 +17,8 @@ from replica import (
     TopicPartition,
 )
 from replica.records import batch_size_in_bytes
-from tests.replica.harness import Cluster, Recorder, records
+from replica.replica_manager import ReplicaManager
+from tests.replica.harness import Cluster, ManualClock, Recorder, records
 
 TP = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
@@ -367,11 +368,52 @@ def test_a_new_leader_epoch_completes_fetches_waiting_in_the_old_one(cluster: Cl
 
 
 def test_deleting_a_replica_completes_its_operations(cluster: Cluster) -> None:
+    # The partition still exists in the metadata: its waiting operations, and later requests,
+    # get NOT_LEADER_OR_FOLLOWER (Kafka's getPartitionOrError), so clients look it up again.
     produce = cluster.produce(0, TP, [b"a"])
+    consumer = cluster.consume(0, TP, 0, max_wait_ms=10_000)
+    assert not consumer.done
     assert cluster.brokers[0].stop_replica(TP, delete=True) is Errors.NONE
-    assert produce.produce(TP).error is Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert produce.produce(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
+    assert consumer.fetch(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
+    again = cluster.produce(0, TP, [b"b"], acks=1)
+    assert again.produce(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
     assert cluster.brokers[0].get_partition(TP) is None
     assert cluster.brokers[0].stop_replica(TP, delete=True) is Errors.NONE
+
+
+def test_a_partition_in_the_metadata_but_not_hosted_is_not_leader_or_follower() -> None:
+    # Kafka's ReplicaManager.getPartitionOrError: known to the metadata but without a replica
+    # here -> NOT_LEADER_OR_FOLLOWER; unknown to the metadata too -> UNKNOWN_TOPIC_OR_PARTITION.
+    c = Cluster()
+    c.elect(TP, leader=1, replicas=(1, 2))  # broker 0 is not a replica: only its metadata knows
+    broker = c.brokers[0]
+    unknown = TopicPartition("nope", 0)
+    produce = Recorder()
+    broker.append_messages(1000, -1, {TP: records(b"a"), unknown: records(b"a")}, produce)
+    fetch = Recorder()
+    broker.fetch_messages(
+        -1,
+        {TP: PartitionFetchInfo(0, 100), unknown: PartitionFetchInfo(0, 100)},
+        1,
+        500,
+        100,
+        IsolationLevel.READ_UNCOMMITTED,
+        fetch,
+    )
+    expected = {TP: Errors.NOT_LEADER_OR_FOLLOWER, unknown: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    assert {tp: produce.produce(tp).error for tp in expected} == expected
+    assert {tp: fetch.fetch(tp).error for tp in expected} == expected
+    for tp, error in expected.items():
+        found = broker.fetch_offset_for_timestamp(tp, -1, isolation=IsolationLevel.READ_UNCOMMITTED)
+        assert found.error is error
+
+
+def test_without_metadata_only_hosted_partitions_are_known() -> None:
+    broker = ReplicaManager(0, BrokerConfig(), ManualClock())
+    produce = Recorder()
+    broker.append_messages(1000, 1, {TP: records(b"a")}, produce)
+    assert produce.produce(TP).error is Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def test_state_changes_with_stale_epochs_or_foreign_replicas_are_ignored(cluster: Cluster) -> None:
