@@ -196,8 +196,10 @@ class KafkaApis:
         Negative ``max_wait_ms``, ``min_bytes`` or ``max_bytes`` -> INVALID_REQUEST for the
         whole request. Per partition: not in the metadata cache ->
         UNKNOWN_TOPIC_OR_PARTITION; offsets out of range, leadership and epochs are checked by
-        the ReplicaManager. A consumer's ``max_bytes`` is capped at ``fetch.max.bytes`` and its
-        response does not carry the leader's log end offset.
+        the ReplicaManager. As in Kafka, the fetch's effective ``max_bytes`` is the request's
+        capped at ``fetch.max.bytes`` (consumers and followers alike), and ``min_bytes`` is
+        capped at that (KAFKA-9101): a fetch never waits for more than it may receive. A
+        consumer's response does not carry the leader's log end offset.
         """
         with self._responding(request) as respond:
             body = self._body(request, FetchRequest)
@@ -224,13 +226,11 @@ class KafkaApis:
             if not valid:
                 send({})
                 return
-            max_bytes = body.max_bytes
-            if not from_follower:
-                max_bytes = min(max_bytes, self.config.fetch_max_bytes)
+            max_bytes = min(body.max_bytes, self.config.fetch_max_bytes)
             self.replica_manager.fetch_messages(
                 body.replica_id,
                 valid,
-                body.min_bytes,
+                min(body.min_bytes, max_bytes),
                 body.max_wait_ms,
                 max_bytes,
                 body.isolation_level,
