@@ -264,6 +264,18 @@ def test_delayed_fetch_completes_when_the_end_moves_to_a_new_segment() -> None:
     assert [b.base_offset for b in fetch.fetch(TP).records] == [1]
 
 
+def test_a_consumer_fetch_beyond_the_high_watermark_completes_at_once(cluster: Cluster) -> None:
+    # DelayedFetch case F (Kafka 3.8+, KAFKA-16452): a fetch offset beyond the end offset its
+    # fetcher may read (a consumer between the high watermark and the log end) completes at
+    # once, empty, instead of waiting for the high watermark to pass it.
+    cluster.produce(0, TP, [b"a"], acks=1)  # the followers have not reported it yet
+    leader = cluster.brokers[0]
+    assert (leader.high_watermark(TP), leader.log_end_offset(TP)) == (0, 1)
+    data = cluster.consume(0, TP, 1, max_wait_ms=500).fetch(TP)
+    assert (data.error, data.records, data.high_watermark) == (Errors.NONE, (), 0)
+    assert leader.fetch_purgatory.num_delayed == 0
+
+
 def test_fetch_response_max_bytes_and_min_one_message() -> None:
     c = Cluster(broker_ids=(0,))
     c.elect(TP, leader=0)
@@ -338,7 +350,7 @@ def test_read_from_local_log_for_the_coordinator(cluster: Cluster) -> None:
 
 def test_leadership_loss_completes_delayed_operations_with_not_leader(cluster: Cluster) -> None:
     produce = cluster.produce(0, TP, [b"a"])
-    consumer = cluster.consume(0, TP, 1, max_wait_ms=10_000)
+    consumer = cluster.consume(0, TP, 0, max_wait_ms=10_000)  # at the high watermark
     assert not produce.done and not consumer.done
     changes: list[tuple[list[TopicPartition], list[TopicPartition]]] = []
     epoch = cluster.epochs[TP] + 1
