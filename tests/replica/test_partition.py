@@ -195,3 +195,24 @@ def test_new_leader_forgets_follower_positions_and_restarts_catch_up_clock() -> 
     assert p.remote_replicas[1].last_caught_up_time_ms == 50  # in the ISR
     assert p.remote_replicas[2].last_caught_up_time_ms == 0  # not in the ISR
     assert not p.make_leader(PartitionState(0, 4, (0, 1), (0, 1, 2)), 60)  # already leader
+
+
+def test_a_reelected_leader_gives_an_out_of_isr_follower_no_caught_up_credit() -> None:
+    # Kafka 3.3+ (Partition.makeLeader -> Replica.resetReplicaState): the same leader in a new
+    # epoch counts an ISR follower as having fetched, and caught up, now; an out-of-ISR
+    # follower as neither (time 0), so a fetch it did not send earns it no credit to stay in
+    # the ISR it then joins.
+    p = leader(isr=(0, 1))  # 2 is out of the ISR and never fetched
+    p.append_records_to_leader(recs(3), 1, 0)
+    fetch(p, 1, 3, 0)
+    reelected = 2 * LAG
+    assert not p.make_leader(PartitionState(0, 2, (0, 1), (0, 1, 2)), reelected)
+    assert p.remote_replicas[1].last_fetch_time_ms == reelected
+    assert p.remote_replicas[2].last_fetch_time_ms == 0
+    assert p.remote_replicas[2].last_caught_up_time_ms == 0
+    p.append_records_to_leader(recs(2), 1, reelected)
+    fetch(p, 2, 3, reelected + 1)  # at the epoch's start, behind the log end: joins the ISR
+    assert p.isr == (0, 1, 2)
+    assert p.remote_replicas[2].last_caught_up_time_ms == 0
+    assert p.maybe_shrink_isr(reelected + 2) is False  # the high watermark stays at 3
+    assert p.isr == (0, 1)  # 2 leaves at once; 1 is still within its lag limit
