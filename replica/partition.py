@@ -283,6 +283,29 @@ class Partition:
                 f"broker {self.local_broker_id} is not the leader of {self.topic_partition}",
             )
 
+    def check_follower_fetch(self, replica_id: int, current_leader_epoch: int | None) -> None:
+        """Leader: accept a fetch from follower ``replica_id`` before reading for it (Kafka
+        3.3+ ``fetchRecords``: the leader and epoch checks, then ``followerReplicaOrThrow``).
+
+        Raises:
+            ApiError: the errors of :meth:`read_records`' leader and epoch checks; then, if
+                ``replica_id`` is not a remote assigned replica, UNKNOWN_LEADER_EPOCH when
+                the fetch names the current leader epoch (the leader may not know of a newly
+                assigned replica yet: the follower retries), else NOT_LEADER_OR_FOLLOWER.
+        """
+        self._check_leader(current_leader_epoch)
+        if replica_id not in self._remote_replicas:
+            error = (
+                Errors.NOT_LEADER_OR_FOLLOWER
+                if current_leader_epoch is None
+                else Errors.UNKNOWN_LEADER_EPOCH
+            )
+            raise ApiError(
+                error,
+                f"{replica_id} is not an assigned replica of {self.topic_partition} in leader "
+                f"epoch {self.leader_epoch}",
+            )
+
     def fetch_end_offset_metadata(
         self, current_leader_epoch: int | None, isolation: FetchIsolation
     ) -> LogOffsetMetadata | None:

@@ -365,8 +365,10 @@ class ReplicaManager:
         OFFSET_OUT_OF_RANGE (fetch offset outside [log start, log end], or a
         ``last_fetched_epoch`` newer than any epoch of the leader's log), FENCED_LEADER_EPOCH /
         UNKNOWN_LEADER_EPOCH (``current_leader_epoch`` older / newer than the leader's),
-        INVALID_REQUEST (negative partition ``max_bytes`` or ``last_fetched_epoch``). A
-        follower that is not an assigned replica gets empty records.
+        INVALID_REQUEST (negative partition ``max_bytes`` or ``last_fetched_epoch``); for a
+        fetch from a broker that is not an assigned replica, UNKNOWN_LEADER_EPOCH (the fetch
+        has a ``current_leader_epoch``) or NOT_LEADER_OR_FOLLOWER (Kafka 3.3+; see
+        :meth:`Partition.check_follower_fetch`).
         """
         if replica_id >= 0:
             fetch_isolation = FetchIsolation.LOG_END
@@ -400,7 +402,8 @@ class ReplicaManager:
 
         The reads follow ``params.isolation`` and share ``params.max_bytes``; the first
         partition that has data returns at least one whole batch. Only the leader can be read
-        (NOT_LEADER_OR_FOLLOWER otherwise). Errors are per partition (see
+        (NOT_LEADER_OR_FOLLOWER otherwise), and for a follower's fetch (``params.replica_id >=
+        0``) only by an assigned replica. Errors are per partition (see
         :meth:`fetch_messages`); nothing raises for a bad request. The coordinator loads its
         offsets with ``FetchIsolation.LOG_END`` reads.
         """
@@ -408,8 +411,11 @@ class ReplicaManager:
         limit_bytes = params.max_bytes
         min_one_message = True
         results: dict[TopicPartition, LogReadResult] = {}
+        follower_id = params.replica_id
         for tp, fetch_info in fetch_infos.items():
-            result = self._read(tp, fetch_info, params.isolation, limit_bytes, min_one_message, now)
+            result = self._read(
+                tp, fetch_info, follower_id, params.isolation, limit_bytes, min_one_message, now
+            )
             size = result.info.records_size
             if size > 0:
                 min_one_message = False
@@ -421,17 +427,22 @@ class ReplicaManager:
         self,
         tp: TopicPartition,
         fetch_info: PartitionFetchInfo,
+        follower_id: int,
         isolation: FetchIsolation,
         limit_bytes: int,
         min_one_message: bool,
         now: int,
     ) -> LogReadResult:
+        """One partition of :meth:`read_from_local_log`; ``follower_id`` is the fetching
+        follower's broker id (negative: a consumer, or the coordinator)."""
         partition = self._partitions.get(tp)
         try:
             if partition is None:
                 raise ApiError(self._not_hosted_error(tp), f"{tp} is not hosted here")
             if fetch_info.max_bytes < 0:
                 raise ApiError(Errors.INVALID_REQUEST, f"negative max_bytes for {tp}")
+            if follower_id >= 0:
+                partition.check_follower_fetch(follower_id, fetch_info.current_leader_epoch)
             log = partition.log
             last_fetched_epoch = fetch_info.last_fetched_epoch
             # Skipped without an epoch, and for a fetch in the current epoch up to the log end
@@ -492,35 +503,24 @@ class ReplicaManager:
         self,
         follower_id: int,
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
-        results: dict[TopicPartition, LogReadResult],
+        results: Mapping[TopicPartition, LogReadResult],
     ) -> None:
-        """Record a follower's fetch position on the leader (replacing results in place).
+        """Record a follower's fetch position on the leader.
 
-        A diverging fetch records nothing: its fetch offset is not a position in this log.
+        A failed read records nothing (a fetch from a broker that is not an assigned replica
+        fails, see :meth:`Partition.check_follower_fetch`), nor does a diverging fetch: its
+        fetch offset is not a position in this log.
         """
         for tp, result in results.items():
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 continue
-            partition = self._partitions[tp]
-            try:
-                hw_incremented = partition.update_follower_fetch_state(
-                    follower_id,
-                    result.info.fetch_offset_metadata,
-                    fetch_infos[tp].log_start_offset,
-                    result.fetch_time_ms,
-                    result.leader_log_end_offset,
-                )
-            except ApiError:
-                # Not an assigned replica: like Kafka, answer with empty records.
-                results[tp] = LogReadResult(
-                    EMPTY_FETCH_DATA_INFO,
-                    result.high_watermark,
-                    result.leader_log_start_offset,
-                    result.leader_log_end_offset,
-                    result.last_stable_offset,
-                    result.fetch_time_ms,
-                )
-                continue
+            hw_incremented = self._partitions[tp].update_follower_fetch_state(
+                follower_id,
+                result.info.fetch_offset_metadata,
+                fetch_infos[tp].log_start_offset,
+                result.fetch_time_ms,
+                result.leader_log_end_offset,
+            )
             if hw_incremented:
                 self._complete_delayed_requests(tp)
 

@@ -324,14 +324,31 @@ def test_fetch_leader_epoch_checks_and_bad_max_bytes(cluster: Cluster) -> None:
     assert one(PartitionFetchInfo(0, -1)) is Errors.INVALID_REQUEST
 
 
-def test_follower_fetch_from_a_non_replica_gets_empty_records(cluster: Cluster) -> None:
+@pytest.mark.parametrize(
+    ("epoch", "error"), [(None, Errors.NOT_LEADER_OR_FOLLOWER), (0, Errors.UNKNOWN_LEADER_EPOCH)]
+)
+def test_a_fetch_from_a_broker_that_is_not_a_replica_is_answered_at_once_with_an_error(
+    cluster: Cluster, epoch: int | None, error: Errors
+) -> None:
+    # Kafka 3.3+ (Partition.followerReplicaOrThrow, KAFKA-13837): checked before the read, so
+    # the fetch is not parked; UNKNOWN_LEADER_EPOCH when it names the leader's epoch (the
+    # leader may not know of the new replica yet: retry), else NOT_LEADER_OR_FOLLOWER.
     cluster.produce(0, TP, [b"a"], acks=1)
+    leader = cluster.brokers[0]
     recorder = Recorder()
-    cluster.brokers[0].fetch_messages(
-        9, {TP: PartitionFetchInfo(0, 100)}, 1, 0, 100, IsolationLevel.READ_UNCOMMITTED, recorder
+    leader.fetch_messages(
+        9,
+        {TP: PartitionFetchInfo(1, 100, current_leader_epoch=epoch, last_fetched_epoch=0)},
+        1,
+        500,
+        100,
+        IsolationLevel.READ_UNCOMMITTED,
+        recorder,
     )
     data = recorder.fetch(TP)
-    assert (data.error, len(data.records)) == (Errors.NONE, 0)
+    assert (data.error, data.records, data.diverging_epoch) == (error, (), None)
+    partition = leader.get_partition(TP)
+    assert partition is not None and partition.remote_replicas.keys() == {1, 2}
 
 
 def test_read_from_local_log_for_the_coordinator(cluster: Cluster) -> None:
