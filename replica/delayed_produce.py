@@ -4,7 +4,9 @@ Kafka's protocol, per partition that appended without error (``acks_pending``):
 
 * the partition is done when its high watermark reaches the last appended offset + 1, with
   error NONE if the ISR has at least min.insync.replicas members, else
-  NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND (as the high watermark does not move while the ISR is
+  below min.insync.replicas, that takes an ISR shrinking after the high watermark passed the
+  records; a produce waiting when the ISR shrinks below it times out);
 * it is done with NOT_LEADER_OR_FOLLOWER when this broker no longer leads it, or with the
   error of a partition it does not host when its replica was deleted (NOT_LEADER_OR_FOLLOWER
   while the metadata still has the partition, as Kafka's ``getPartitionOrError`` answers);

@@ -250,14 +250,16 @@ class ReplicaManager:
           INVALID_TOPIC_EXCEPTION (internal topic
           without ``internal_topics_allowed``), INVALID_RECORD (no records),
           MESSAGE_TOO_LARGE (batch > message.max.bytes), RECORD_LIST_TOO_LARGE (batch >
-          log.segment.bytes), NOT_ENOUGH_REPLICAS (acks=-1 with ISR < min.insync.replicas;
+          log.segment.bytes), NOT_ENOUGH_REPLICAS (acks=-1 with ISR < min.insync.replicas,
+          capped at the replication factor;
           checked before appending);
         * acks 0 / 1, or acks -1 when no partition appended: called before this method
           returns, after the local appends;
         * acks -1: a :class:`DelayedProduce` waits (at most ``timeout_ms``, negative = 0) in the
           Produce purgatory until every appended partition's high watermark reaches its last
-          offset + 1 (error NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
-          min.insync.replicas), leadership is lost (NOT_LEADER_OR_FOLLOWER), or it expires
+          offset + 1 (error NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR has shrunk
+          below min.insync.replicas since; while it is below, the high watermark does not
+          move), leadership is lost (NOT_LEADER_OR_FOLLOWER), or it expires
           (pending partitions get REQUEST_TIMED_OUT).
 
         The delayed fetches (and delayed produces when the high watermark moved) of the

@@ -169,7 +169,11 @@ def test_not_enough_replicas_when_isr_below_min_insync() -> None:
     assert c.produce(0, TP, [b"a"], acks=1).produce(TP).error is Errors.NONE
 
 
-def test_not_enough_replicas_after_append_when_the_isr_shrinks_while_waiting() -> None:
+def test_acks_all_times_out_when_the_isr_shrinks_below_min_insync_while_waiting() -> None:
+    # KIP-966 / KAFKA-15583 (3.7+): the ISR check drops both followers, but below
+    # min.insync.replicas the high watermark stays, so the produce is never replicated enough
+    # and times out (before 3.7: NOT_ENOUGH_REPLICAS_AFTER_APPEND at the ISR check). A
+    # consumer does not see the record either.
     c = Cluster(
         config=BrokerConfig(
             min_insync_replicas=2, replica_lag_time_max_ms=1000, replica_fetch_wait_max_ms=500
@@ -179,10 +183,18 @@ def test_not_enough_replicas_after_append_when_the_isr_shrinks_while_waiting() -
     c.brokers[1].stop_replica(TP, delete=False)
     c.brokers[2].stop_replica(TP, delete=False)
     produce = c.produce(0, TP, [b"a"], timeout_ms=5000)
-    c.advance(600)
-    assert not produce.done
-    c.advance(600)  # ISR check at 1200: both out, HW moves to 1, the produce completes
-    assert produce.produce(TP).error is Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    c.advance(1200)  # ISR check at 1000: both out
+    assert c.brokers[0].isr(TP) == (0,)
+    assert not produce.done and c.brokers[0].high_watermark(TP) == 0
+    assert c.consume(0, TP, 0, max_wait_ms=0).fetch(TP).records == ()
+    c.advance(3800)
+    assert produce.produce(TP).error is Errors.REQUEST_TIMED_OUT
+
+
+def test_min_insync_replicas_above_the_replication_factor_is_capped() -> None:
+    c = Cluster(broker_ids=(0,), config=BrokerConfig(min_insync_replicas=2))
+    c.elect(TP, leader=0)
+    assert c.produce(0, TP, [b"a"]).produce(TP).error is Errors.NONE
 
 
 def test_log_append_time_is_returned_when_configured() -> None:
