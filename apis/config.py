@@ -41,7 +41,8 @@ class KafkaConfig:
         default=57_671_680,
         validator=positive_int(),
         metadata=doc(
-            "fetch.max.bytes: upper bound the broker puts on a consumer fetch response, "
-            "whatever max_bytes the request asks for"
+            "fetch.max.bytes: upper bound the broker puts on a fetch response (a consumer's "
+            "or a follower's), whatever max_bytes the request asks for; min_bytes is capped "
+            "at the result"
         ),
     )

@@ -35,8 +35,9 @@ __all__ = [
 class FetchRequest:
     """Read ``fetch_data`` (per partition: fetch offset and byte limit).
 
-    Wait up to ``max_wait_ms`` for ``min_bytes`` to be available; ``max_bytes`` bounds the whole
-    response. Negative values are answered with INVALID_REQUEST by the broker.
+    Wait up to ``max_wait_ms`` for ``min_bytes`` to be available (``max_wait_ms <= 0``: answer
+    at once, as in Kafka); ``max_bytes`` bounds the whole response. A negative ``min_bytes`` or
+    ``max_bytes`` is answered with INVALID_REQUEST by the broker.
     """
 
     API_KEY: ClassVar[ApiKeys] = ApiKeys.FETCH

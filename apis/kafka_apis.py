@@ -161,8 +161,9 @@ class KafkaApis:
     def handle_produce(self, request: Request) -> None:
         """Append through ``ReplicaManager.append_messages``.
 
-        Whole request: acks not in {-1, 0, 1} -> INVALID_REQUIRED_ACKS, negative timeout ->
-        INVALID_REQUEST (nothing appended). Per partition: not in the metadata cache ->
+        Whole request: acks not in {-1, 0, 1} -> INVALID_REQUIRED_ACKS (nothing appended).
+        The timeout is not validated, as in Kafka: a negative one expires at once (an acks=-1
+        produce waits for no replication). Per partition: not in the metadata cache ->
         UNKNOWN_TOPIC_OR_PARTITION; every other check (leadership, record size, internal
         topics, min.insync.replicas) is the ReplicaManager's.
         """
@@ -170,9 +171,6 @@ class KafkaApis:
             body = self._body(request, ProduceRequest)
             if body.acks not in (-1, 0, 1):
                 respond(body.error_response(Errors.INVALID_REQUIRED_ACKS))
-                return
-            if body.timeout_ms < 0:
-                respond(body.error_response(Errors.INVALID_REQUEST))
                 return
             rejected, valid = self._split_known(body.records)
             rejected_responses = {
@@ -193,15 +191,18 @@ class KafkaApis:
     def handle_fetch(self, request: Request) -> None:
         """Read through ``ReplicaManager.fetch_messages`` (long-polling there).
 
-        Negative ``max_wait_ms``, ``min_bytes`` or ``max_bytes`` -> INVALID_REQUEST for the
-        whole request. Per partition: not in the metadata cache ->
+        Negative ``min_bytes`` or ``max_bytes`` -> INVALID_REQUEST for the whole request.
+        ``max_wait_ms`` is not validated, as in Kafka: a negative one answers at once. Per
+        partition: not in the metadata cache ->
         UNKNOWN_TOPIC_OR_PARTITION; offsets out of range, leadership and epochs are checked by
-        the ReplicaManager. A consumer's ``max_bytes`` is capped at ``fetch.max.bytes`` and its
-        response does not carry the leader's log end offset.
+        the ReplicaManager. As in Kafka, the fetch's effective ``max_bytes`` is the request's
+        capped at ``fetch.max.bytes`` (consumers and followers alike), and ``min_bytes`` is
+        capped at that (KAFKA-9101): a fetch never waits for more than it may receive. A
+        consumer's response does not carry the leader's log end offset.
         """
         with self._responding(request) as respond:
             body = self._body(request, FetchRequest)
-            if body.max_wait_ms < 0 or body.min_bytes < 0 or body.max_bytes < 0:
+            if body.min_bytes < 0 or body.max_bytes < 0:
                 respond(body.error_response(Errors.INVALID_REQUEST))
                 return
             from_follower = body.replica_id >= 0
@@ -224,13 +225,11 @@ class KafkaApis:
             if not valid:
                 send({})
                 return
-            max_bytes = body.max_bytes
-            if not from_follower:
-                max_bytes = min(max_bytes, self.config.fetch_max_bytes)
+            max_bytes = min(body.max_bytes, self.config.fetch_max_bytes)
             self.replica_manager.fetch_messages(
                 body.replica_id,
                 valid,
-                body.min_bytes,
+                min(body.min_bytes, max_bytes),
                 body.max_wait_ms,
                 max_bytes,
                 body.isolation_level,

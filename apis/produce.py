@@ -21,9 +21,9 @@ class ProduceRequest:
 
     ``acks``: 0 (no response expected by the client), 1 (after the leader's append) or -1
     (after every in-sync replica has the records). ``timeout_ms``: how long an acks=-1 produce
-    may wait for replication. ``records``: one batch of records per partition.
-    Values outside these ranges are not rejected here: the broker answers them with an error
-    code (INVALID_REQUIRED_ACKS, INVALID_REQUEST).
+    may wait for replication (negative: not at all, it expires at once, as in Kafka).
+    ``records``: one batch of records per partition. Other acks are not rejected here: the
+    broker answers them with INVALID_REQUIRED_ACKS.
     """
 
     API_KEY: ClassVar[ApiKeys] = ApiKeys.PRODUCE

@@ -43,12 +43,17 @@ class BrokerNode:
         self.endpoint = BrokerEndpoint(broker_id, f"broker-{broker_id}", 9092)
         self._clock = clock
         self._tasks: deque[Callable[[], None]] = deque()
-        self.replica_manager = ReplicaManager(broker_id, config.broker, clock)
+        self.metadata_cache = MetadataCache()
+        self.replica_manager = ReplicaManager(
+            broker_id,
+            config.broker,
+            clock,
+            metadata_contains=self.metadata_cache.contains_partition,
+        )
         self._fetcher_manager = self.replica_manager.fetcher_manager
         self.offset_manager = OffsetManager(
             broker_id, self.replica_manager, config.offsets, clock, scheduler=self._tasks.append
         )
-        self.metadata_cache = MetadataCache()
         self.request_channel = RequestChannel()
         self.apis = KafkaApis(
             broker_id,

@@ -22,8 +22,9 @@ to ZooKeeper; a leader that has not yet applied the current epoch is not asked.
 Every change is sent as UpdateMetadata to all live brokers first, then LeaderAndIsr to the
 replicas, leaders before followers (Kafka sends one batch with no order between brokers). So a
 leader already hosts a partition, and knows it in its metadata cache, when its followers'
-first fetch arrives, instead of answering UNKNOWN_TOPIC_OR_PARTITION and making them back off
-for replica.fetch.backoff.ms. With a delaying transport that race can still happen, as in
+first fetch arrives, instead of answering with an error (NOT_LEADER_OR_FOLLOWER once its
+metadata has the partition, UNKNOWN_TOPIC_OR_PARTITION before) and making them back off for
+replica.fetch.backoff.ms. With a delaying transport that race can still happen, as in
 Kafka, and the back-off resolves it.
 """
 

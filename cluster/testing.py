@@ -278,7 +278,9 @@ class ClusterStateMachine(RuleBasedStateMachine):
     def replication_converges(self) -> None:
         """Liveness: with no stalled follower, delivering the follower fetches and letting
         replica.fetch.wait.max.ms pass a few times brings every running replica of a led
-        partition to its leader's log end offset and high watermark."""
+        partition to its leader's log end offset and high watermark, and the high watermark
+        to the log end offset unless the ISR is below min.insync.replicas (too few brokers
+        running: the high watermark cannot move, KIP-966)."""
         wait = self.cluster.config.broker.replica_fetch_wait_max_ms
         for _ in range(10):
             for _ in range(100):
@@ -294,7 +296,7 @@ class ClusterStateMachine(RuleBasedStateMachine):
     def _replicas_agree(self) -> bool:
         for tp, leader, rm in self._current_leaders():
             leo, hw = rm.log_end_offset(tp), rm.high_watermark(tp)
-            if hw != leo:
+            if hw != leo and not self._under_min_isr(tp, rm):
                 return False
             for replica in self.cluster.controller.partition_state(tp).replicas:
                 node = self.cluster.broker(replica)
@@ -304,6 +306,12 @@ class ClusterStateMachine(RuleBasedStateMachine):
                 if other.log_end_offset(tp) != leo or other.high_watermark(tp) != hw:
                     return False
         return True
+
+    def _under_min_isr(self, tp: TopicPartition, leader: ReplicaManager) -> bool:
+        """True if the leader's ISR is smaller than min.insync.replicas (capped at the
+        replication factor): its high watermark cannot move (KIP-966)."""
+        partition = leader.get_partition(tp)
+        return partition is not None and len(partition.isr) < partition.effective_min_isr
 
     def _replication_state(self) -> dict[str, tuple[int | None, int | None]]:
         return {

@@ -65,11 +65,13 @@ _SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than 
 class DelayedOperationPurgatory(Generic[Op]):
     """A named purgatory of delayed operations watched by key and expired by a timing wheel.
 
-    ``tick`` is the timer's tick in time units, ``start`` its initial time (>= 0). ``clock()``
-    gives the time used to compute an operation's deadline (``clock() + op.timeout``); by
-    default it is the timer's time, i.e. the last :meth:`advance_clock`, which is what a
-    simulator wants. A real-time driver passes a clock that reads its own time source.
-    Operations with at least ``group_min_keys`` keys (an int >= 1) are watched as groups.
+    ``tick`` is the timer's tick in time units (an operation expires at its deadline rounded
+    up to the tick, never early: see :meth:`TimingWheel.add`), ``start`` its initial time
+    (>= 0). ``clock()`` gives the time used to compute an operation's deadline (``clock() +
+    op.timeout``); by default it is the timer's time, i.e. the last :meth:`advance_clock`,
+    which is what a simulator wants. A real-time driver passes a clock that reads its own
+    time source. Operations with at least ``group_min_keys`` keys (an int >= 1) are watched as
+    groups.
 
     Raises InvalidNameError unless ``name`` is a non-empty str, InvalidPurgeIntervalError
     unless ``purge_interval`` is an int >= 0, InvalidGroupMinKeysError unless

@@ -3,7 +3,9 @@
 Time is an integer in whatever unit the caller chooses (milliseconds for the broker,
 microseconds for the simulator). The wheel groups time into *ticks* of ``tick`` units; a task
 fires at its deadline rounded up to a tick boundary, i.e. at the first ``advance(now)`` with
-``now >= ceil(deadline / tick) * tick``. With ``tick=1`` that is exactly ``now >= deadline``.
+``now >= ceil(deadline / tick) * tick``: never before its deadline, at most ``tick - 1`` units
+after it. With ``tick=1`` that is exactly ``now >= deadline``. Kafka's wheel rounds the other
+way: a task fires when the tick holding its deadline begins, up to ``tick - 1`` units early.
 
 Layout (after tokio's timer): level ``L`` has 64 slots, each spanning ``64**L`` ticks, plus an
 occupancy bitmap (one Python int) per level. A task whose tick index ``t`` lies ahead of the
@@ -177,10 +179,8 @@ class TimingWheel:
     # -- scheduling -------------------------------------------------------------------------
 
     def schedule(self, deadline: int, callback: Callable[[], object]) -> TimerTask:
-        """Call ``callback()`` when the wheel reaches ``deadline``; return the task (to cancel).
-
-        A deadline at or before the current time fires on the next :meth:`advance`.
-        """
+        """Call ``callback()`` at ``deadline``, rounded up to the tick as :meth:`add` says;
+        return the task (to cancel)."""
         # The hottest path of the wheel: the task is allocated without running __init__ (a
         # Python call less); its fields are set here and by add().
         task = _new_task(_CallbackTask)
@@ -190,7 +190,15 @@ class TimingWheel:
         return task
 
     def add(self, task: TimerTask, deadline: int) -> None:
-        """Schedule ``task`` to run at ``deadline``.
+        """Schedule ``task`` to run at ``deadline`` rounded up to a multiple of ``tick``.
+
+        It runs at the first :meth:`advance` to a time >= ``ceil(deadline / tick) * tick``:
+        never before ``deadline``, at most ``tick - 1`` units after it (Kafka's wheel rounds
+        down instead and may run a task up to a tick early). With ``tick=1`` a deadline at or
+        before :attr:`now` runs at the next :meth:`advance`. With a larger tick so does a
+        deadline at or before the start of the current tick, ``(now // tick) * tick``; one
+        that has passed but lies inside the current tick runs when time reaches that tick's
+        end.
 
         Raises AlreadyScheduledError if the task is already in a wheel (use
         :meth:`reschedule` to re-arm) and InvalidDeadlineError if the deadline is not an int.

@@ -74,7 +74,11 @@ class BrokerConfig:
     min_insync_replicas: int = attrs.field(
         default=1,
         validator=int_at_least(1),
-        metadata=doc("min.insync.replicas: acks=-1 needs at least this many in-sync replicas"),
+        metadata=doc(
+            "min.insync.replicas: acks=-1 needs at least this many in-sync replicas, and the "
+            "high watermark moves only while the ISR has that many; capped at the replication "
+            "factor"
+        ),
     )
     message_max_bytes: int = attrs.field(
         default=1_048_588,

@@ -6,8 +6,11 @@ consumer):
 
 * this broker is no longer the leader, the partition is unknown, or the fetch's leader epoch
   is fenced/unknown: complete (the read then reports the error);
-* the fetch position and the end offset are on different segments (the end moved to a newer
-  segment, or the log was truncated below the fetch position): complete;
+* the fetch offset is beyond the end offset (its case F as of Kafka 3.8, KAFKA-16452): a
+  consumer between the high watermark and the log end offset, or a leader whose log was
+  truncated below the fetch position: complete at once, with no records;
+* the fetch offset is below the end offset but on an older segment (the end moved to a newer
+  segment): complete;
 * otherwise the available bytes, ``min(end position - fetch position, partition max_bytes)``,
   are summed over partitions; complete when the sum reaches ``min_bytes``.
 
@@ -88,9 +91,10 @@ class DelayedFetch(DelayedOperation):
         """Check the completion conditions (see the module docstring); force completion if
         one holds.
 
-        It stops at the first partition that decides: an error or a segment change completes
-        at once, and as every partition adds a non-negative number of bytes, so does reaching
-        ``min_bytes``. Kafka sums every partition before comparing; the outcome is the same.
+        It stops at the first partition that decides: an error, a fetch offset beyond the end
+        offset or a segment change completes at once, and as every partition adds a
+        non-negative number of bytes, so does reaching ``min_bytes``. Kafka sums every
+        partition before comparing; the outcome is the same.
         """
         accumulated = 0
         min_bytes = self._params.min_bytes
@@ -107,16 +111,18 @@ class DelayedFetch(DelayedOperation):
             )
             if end_offset is None:  # not the leader (in the fetch's epoch) any more
                 return self.force_complete()
-            if end_offset.message_offset == fetch_offset.message_offset:
-                continue
-            if end_offset.on_older_segment(fetch_offset) or fetch_offset.on_older_segment(
-                end_offset
-            ):
-                return self.force_complete()
+            if fetch_offset.message_offset > end_offset.message_offset:
+                return self.force_complete()  # beyond what this fetcher may read
+            # Equal offsets wait whatever their segments: after a roll the end offset may sit,
+            # unchanged, on the older segment.
             if fetch_offset.message_offset < end_offset.message_offset:
-                accumulated += min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
-                if accumulated >= min_bytes:
+                if fetch_offset.on_older_segment(end_offset):
                     return self.force_complete()
+                if fetch_offset.on_same_segment(end_offset):
+                    available = end_offset.position_diff(fetch_offset)
+                    accumulated += min(available, fetch_info.max_bytes)
+                    if accumulated >= min_bytes:
+                        return self.force_complete()
         if accumulated >= min_bytes:
             return self.force_complete()
         return False

@@ -4,9 +4,12 @@ Kafka's protocol, per partition that appended without error (``acks_pending``):
 
 * the partition is done when its high watermark reaches the last appended offset + 1, with
   error NONE if the ISR has at least min.insync.replicas members, else
-  NOT_ENOUGH_REPLICAS_AFTER_APPEND;
-* it is done with NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION if the replica was
-  deleted) when this broker no longer leads it;
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND (as the high watermark does not move while the ISR is
+  below min.insync.replicas, that takes an ISR shrinking after the high watermark passed the
+  records; a produce waiting when the ISR shrinks below it times out);
+* it is done with NOT_LEADER_OR_FOLLOWER when this broker no longer leads it, or with the
+  error of a partition it does not host when its replica was deleted (NOT_LEADER_OR_FOLLOWER
+  while the metadata still has the partition, as Kafka's ``getPartitionOrError`` answers);
 * until then its error reads REQUEST_TIMED_OUT, which is what an expired produce returns.
 
 The operation completes when no partition is pending, or expires after its timeout; either
@@ -33,8 +36,8 @@ from replica.types import PartitionResponse, TopicPartition
 class PartitionLookup(Protocol):
     """The broker's hosted partitions, as a delayed produce sees them (the ReplicaManager)."""
 
-    def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
-        """The hosted partition, or None if this broker has no replica of it (any more)."""
+    def partition_or_error(self, topic_partition: TopicPartition) -> Partition | Errors:
+        """The hosted partition, or the error a request for a partition not hosted here gets."""
 
 
 @attrs.define(eq=False)
@@ -95,9 +98,9 @@ class DelayedProduce(DelayedOperation):
         for tp, status in self._produce_status.items():
             if not status.acks_pending:
                 continue
-            partition = self._replica_manager.get_partition(tp)
-            if partition is None:
-                done, error = True, Errors.UNKNOWN_TOPIC_OR_PARTITION
+            partition = self._replica_manager.partition_or_error(tp)
+            if isinstance(partition, Errors):
+                done, error = True, partition
             else:
                 done, error = partition.check_enough_replicas_reach_offset(status.required_offset)
                 done = done or error is not Errors.NONE

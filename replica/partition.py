@@ -2,11 +2,15 @@
 
 On the leader it keeps the ISR and the followers' positions (:class:`~replica.replica.Replica`)
 and maintains the high watermark: the smallest log end offset over the ISR, which only moves
-forward. A follower joins the ISR when its log end offset reaches the high watermark (and the
-start of the current leader epoch); it leaves when it has not caught up with the leader's log
-end for replica.lag.time.max.ms (:meth:`Partition.maybe_shrink_isr`). ISR changes take effect
-at once: the model has no controller round trip (Kafka's AlterPartition), so the high
-watermark is the minimum over the ISR only.
+forward, and does not move at all while the ISR is smaller than min.insync.replicas (Kafka 3.7+,
+KIP-966 / KAFKA-15583, whether or not eligible leader replicas are enabled): records a smaller
+ISR holds are not committed. Everywhere it is used, min.insync.replicas is capped at the
+replication factor (Kafka's ``effectiveMinIsr``). A follower joins the ISR when its log end
+offset reaches the high watermark (and the start of the current leader epoch); it leaves when it
+has not caught up with the leader's log end for replica.lag.time.max.ms
+(:meth:`Partition.maybe_shrink_isr`). ISR changes take effect at once: the model has no
+controller round trip (Kafka's AlterPartition), so the high watermark is the minimum over the
+ISR only.
 
 The leader also answers where a follower's last fetched leader epoch ends in the leader's log
 (:meth:`Partition.diverging_epoch`, truncation on fetch) and which offset a ListOffsets
@@ -61,6 +65,8 @@ class Partition:
         self.leader_id = NO_LEADER
         self.leader_epoch = -1
         self.assigned_replicas: tuple[int, ...] = ()
+        #: min.insync.replicas capped at the replication factor (set with the assignment).
+        self.effective_min_isr = config.min_insync_replicas
         self.isr: tuple[int, ...] = ()
         #: LEO when this broker became leader of the current epoch (None unless leader).
         self.leader_epoch_start_offset: int | None = None
@@ -137,6 +143,7 @@ class Partition:
 
     def _update_assignment(self, state: PartitionState) -> None:
         self.assigned_replicas = state.replicas
+        self.effective_min_isr = min(self.config.min_insync_replicas, len(state.replicas))
         old = self._remote_replicas
         self._remote_replicas = {
             broker_id: old.get(broker_id) or Replica(broker_id)
@@ -155,7 +162,8 @@ class Partition:
         Raises:
             ApiError: NOT_LEADER_OR_FOLLOWER if not the leader; NOT_ENOUGH_REPLICAS if
                 ``required_acks == -1`` and the ISR is smaller than min.insync.replicas
-                (checked before appending); the log's errors (INVALID_RECORD,
+                (capped at the replication factor; checked before appending); the log's
+                errors (INVALID_RECORD,
                 MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE).
         """
         if not self.is_leader:
@@ -163,11 +171,11 @@ class Partition:
                 Errors.NOT_LEADER_OR_FOLLOWER,
                 f"broker {self.local_broker_id} is not the leader of {self.topic_partition}",
             )
-        if required_acks == -1 and len(self.isr) < self.config.min_insync_replicas:
+        if required_acks == -1 and len(self.isr) < self.effective_min_isr:
             raise ApiError(
                 Errors.NOT_ENOUGH_REPLICAS,
-                f"{self.topic_partition}: ISR {list(self.isr)} is smaller than "
-                f"min.insync.replicas={self.config.min_insync_replicas}",
+                f"{self.topic_partition}: ISR {list(self.isr)} is smaller than the effective "
+                f"min.insync.replicas {self.effective_min_isr}",
             )
         append_time = now_ms if self._log_append_time else NO_TIMESTAMP
         info = self.log.append_as_leader(records, self.leader_epoch, append_time)
@@ -230,11 +238,12 @@ class Partition:
         return self.maybe_increment_leader_hw()
 
     def maybe_increment_leader_hw(self) -> bool:
-        """Leader: move the high watermark up to the smallest log end offset over the ISR.
+        """Leader: move the high watermark up to the smallest log end offset over the ISR,
+        unless the ISR is smaller than min.insync.replicas (capped at the replication factor).
 
         It never moves back. Returns True if it moved.
         """
-        if not self.is_leader:
+        if not self.is_leader or len(self.isr) < self.effective_min_isr:
             return False
         new_high_watermark = self.log.log_end_offset_metadata
         remote = self._remote_replicas
@@ -249,14 +258,16 @@ class Partition:
         """For a delayed produce: (done, error) for records ending before ``required_offset``.
 
         Done with NONE when the high watermark reached it and the ISR has at least
-        min.insync.replicas members, with NOT_ENOUGH_REPLICAS_AFTER_APPEND when it reached it
-        with a smaller ISR; NOT_LEADER_OR_FOLLOWER (not done) if this broker is not the
+        min.insync.replicas members (capped at the replication factor), with
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND when it reached it with a smaller ISR (the ISR shrank
+        after the high watermark passed the records: below min.insync.replicas the high
+        watermark does not move); NOT_LEADER_OR_FOLLOWER (not done) if this broker is not the
         leader; (False, NONE) while waiting.
         """
         if not self.is_leader:
             return False, Errors.NOT_LEADER_OR_FOLLOWER
         if self.log.high_watermark >= required_offset:
-            if len(self.isr) >= self.config.min_insync_replicas:
+            if len(self.isr) >= self.effective_min_isr:
                 return True, Errors.NONE
             return True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         return False, Errors.NONE
@@ -281,6 +292,29 @@ class Partition:
             raise ApiError(
                 Errors.NOT_LEADER_OR_FOLLOWER,
                 f"broker {self.local_broker_id} is not the leader of {self.topic_partition}",
+            )
+
+    def check_follower_fetch(self, replica_id: int, current_leader_epoch: int | None) -> None:
+        """Leader: accept a fetch from follower ``replica_id`` before reading for it (Kafka
+        3.3+ ``fetchRecords``: the leader and epoch checks, then ``followerReplicaOrThrow``).
+
+        Raises:
+            ApiError: the errors of :meth:`read_records`' leader and epoch checks; then, if
+                ``replica_id`` is not a remote assigned replica, UNKNOWN_LEADER_EPOCH when
+                the fetch names the current leader epoch (the leader may not know of a newly
+                assigned replica yet: the follower retries), else NOT_LEADER_OR_FOLLOWER.
+        """
+        self._check_leader(current_leader_epoch)
+        if replica_id not in self._remote_replicas:
+            error = (
+                Errors.NOT_LEADER_OR_FOLLOWER
+                if current_leader_epoch is None
+                else Errors.UNKNOWN_LEADER_EPOCH
+            )
+            raise ApiError(
+                error,
+                f"{replica_id} is not an assigned replica of {self.topic_partition} in leader "
+                f"epoch {self.leader_epoch}",
             )
 
     def fetch_end_offset_metadata(

@@ -64,12 +64,18 @@ class Replica:
     def reset_replica_state(
         self, now_ms: int, leader_end_offset: int, is_new_leader: bool, is_follower_in_sync: bool
     ) -> None:
-        """Reset when the local broker becomes leader or the leader epoch changes.
+        """Reset when the local broker becomes leader or the leader epoch changes (Kafka
+        3.3+ ``Replica.resetReplicaState``).
 
         An in-sync follower counts as caught up now; one outside the ISR gets no grace (time
-        0), so it cannot hold the high watermark back. A new leader forgets the positions.
+        0), so it cannot hold the high watermark back. A new leader forgets the positions. The
+        same leader in a new epoch keeps them, and counts the leader's log end offset
+        (``leader_end_offset``, where the epoch starts) as the one seen by the follower's last
+        fetch, made now by an in-sync follower and at time 0 by one outside the ISR: that one
+        earns no caught-up credit, to stay in or re-enter the ISR, until it fetches.
         """
-        self.last_caught_up_time_ms = now_ms if is_follower_in_sync else 0
+        since = now_ms if is_follower_in_sync else 0
+        self.last_caught_up_time_ms = since
         if is_new_leader:
             self.log_end_offset_metadata = UNKNOWN_OFFSET_METADATA
             self.log_start_offset = UNKNOWN_OFFSET
@@ -77,4 +83,4 @@ class Replica:
             self.last_fetch_time_ms = 0
         else:
             self.last_fetch_leader_log_end_offset = leader_end_offset
-            self.last_fetch_time_ms = now_ms
+            self.last_fetch_time_ms = since

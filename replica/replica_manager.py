@@ -39,8 +39,14 @@ What triggers completion of delayed operations (``check_and_complete`` on the pa
 * a leader append: the Fetch purgatory, plus the Produce purgatory if the high watermark moved;
 * a follower fetch that moves the high watermark, and an ISR shrink that moves it: both;
 * a partition losing leadership (``become_leader_or_follower``, ``stop_replica``): both, after
-  the state change, so the operations complete with NOT_LEADER_OR_FOLLOWER (or
-  UNKNOWN_TOPIC_OR_PARTITION when the replica was deleted).
+  the state change, so the operations complete with NOT_LEADER_OR_FOLLOWER.
+
+A partition this broker does not host is answered as Kafka's ``getPartitionOrError`` answers
+it: NOT_LEADER_OR_FOLLOWER if the cluster's metadata has it (its replicas are elsewhere, or the
+local one was deleted: the client must look the leader up again), UNKNOWN_TOPIC_OR_PARTITION if
+not. The metadata belongs to the request layer above; the manager is told what it holds through
+an injected ``metadata_contains`` callable (in a broker, the metadata cache's), so it stays
+sans-IO and imports nothing from above.
 """
 
 from __future__ import annotations
@@ -82,18 +88,34 @@ LeadershipChangeCallback = Callable[[list[TopicPartition], list[TopicPartition]]
 VALID_REQUIRED_ACKS = (-1, 0, 1)
 
 
+def _no_metadata(_topic_partition: TopicPartition) -> bool:
+    """The default metadata: it knows no partition (only hosted partitions are known)."""
+    return False
+
+
 class ReplicaManager:
     """The replica layer of broker ``broker_id``.
 
     ``clock()`` returns the current time in integer milliseconds; the purgatories compute
     deadlines from it and :meth:`advance_clock` must be called with times that do not go
-    backwards. ``config`` applies to every partition.
+    backwards. ``config`` applies to every partition. ``metadata_contains(tp)`` says whether
+    the cluster's metadata, as this broker knows it, has partition ``tp`` (Kafka's
+    ``metadataCache.contains``); it only decides the error for partitions not hosted here
+    (:meth:`partition_or_error`). By default it knows none.
     """
 
-    def __init__(self, broker_id: int, config: BrokerConfig, clock: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        config: BrokerConfig,
+        clock: Callable[[], int],
+        *,
+        metadata_contains: Callable[[TopicPartition], bool] = _no_metadata,
+    ) -> None:
         self.broker_id = broker_id
         self.config = config
         self._clock = clock
+        self._metadata_contains = metadata_contains
         start = clock()
         self._produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = (
             DelayedOperationPurgatory(
@@ -161,6 +183,20 @@ class ReplicaManager:
         """The hosted partition, or None if this broker has no replica of it."""
         return self._partitions.get(topic_partition)
 
+    def partition_or_error(self, topic_partition: TopicPartition) -> Partition | Errors:
+        """The hosted partition, or the error a request for it gets (Kafka's
+        ``getPartitionOrError``): NOT_LEADER_OR_FOLLOWER if the metadata has the partition,
+        else UNKNOWN_TOPIC_OR_PARTITION."""
+        partition = self._partitions.get(topic_partition)
+        if partition is not None:
+            return partition
+        return self._not_hosted_error(topic_partition)
+
+    def _not_hosted_error(self, topic_partition: TopicPartition) -> Errors:
+        if self._metadata_contains(topic_partition):
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION
+
     def is_leader(self, topic_partition: TopicPartition) -> bool:
         """True if this broker is the partition's leader."""
         partition = self._partitions.get(topic_partition)
@@ -209,18 +245,21 @@ class ReplicaManager:
 
         * ``required_acks`` not in (-1, 0, 1): every partition gets INVALID_REQUIRED_ACKS and
           nothing is appended;
-        * per partition errors: UNKNOWN_TOPIC_OR_PARTITION (not hosted),
-          NOT_LEADER_OR_FOLLOWER (not the leader), INVALID_TOPIC_EXCEPTION (internal topic
+        * per partition errors: NOT_LEADER_OR_FOLLOWER (not the leader, or not hosted but in
+          the metadata), UNKNOWN_TOPIC_OR_PARTITION (neither hosted nor in the metadata),
+          INVALID_TOPIC_EXCEPTION (internal topic
           without ``internal_topics_allowed``), INVALID_RECORD (no records),
           MESSAGE_TOO_LARGE (batch > message.max.bytes), RECORD_LIST_TOO_LARGE (batch >
-          log.segment.bytes), NOT_ENOUGH_REPLICAS (acks=-1 with ISR < min.insync.replicas;
+          log.segment.bytes), NOT_ENOUGH_REPLICAS (acks=-1 with ISR < min.insync.replicas,
+          capped at the replication factor;
           checked before appending);
         * acks 0 / 1, or acks -1 when no partition appended: called before this method
           returns, after the local appends;
         * acks -1: a :class:`DelayedProduce` waits (at most ``timeout_ms``, negative = 0) in the
           Produce purgatory until every appended partition's high watermark reaches its last
-          offset + 1 (error NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
-          min.insync.replicas), leadership is lost (NOT_LEADER_OR_FOLLOWER), or it expires
+          offset + 1 (error NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR has shrunk
+          below min.insync.replicas since; while it is below, the high watermark does not
+          move), leadership is lost (NOT_LEADER_OR_FOLLOWER), or it expires
           (pending partitions get REQUEST_TIMED_OUT).
 
         The delayed fetches (and delayed produces when the high watermark moved) of the
@@ -283,7 +322,7 @@ class ReplicaManager:
         partition = self._partitions.get(tp)
         if partition is None:
             raise ApiError(
-                Errors.UNKNOWN_TOPIC_OR_PARTITION, f"broker {self.broker_id} does not host {tp}"
+                self._not_hosted_error(tp), f"broker {self.broker_id} does not host {tp}"
             )
         return partition
 
@@ -323,11 +362,15 @@ class ReplicaManager:
         requested, at least ``min_bytes`` are available, or any partition has an error or a
         diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
         expires, and the data is read at that time. Per partition errors:
-        UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE (fetch offset
-        outside [log start, log end], or a ``last_fetched_epoch`` newer than any epoch of the
-        leader's log), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``current_leader_epoch``
-        older / newer than the leader's), INVALID_REQUEST (negative partition ``max_bytes`` or
-        ``last_fetched_epoch``). A follower that is not an assigned replica gets empty records.
+        UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (not hosted, see
+        :meth:`partition_or_error`), NOT_LEADER_OR_FOLLOWER (not the leader),
+        OFFSET_OUT_OF_RANGE (fetch offset outside [log start, log end], or a
+        ``last_fetched_epoch`` newer than any epoch of the leader's log), FENCED_LEADER_EPOCH /
+        UNKNOWN_LEADER_EPOCH (``current_leader_epoch`` older / newer than the leader's),
+        INVALID_REQUEST (negative partition ``max_bytes`` or ``last_fetched_epoch``); for a
+        fetch from a broker that is not an assigned replica, UNKNOWN_LEADER_EPOCH (the fetch
+        has a ``current_leader_epoch``) or NOT_LEADER_OR_FOLLOWER (Kafka 3.3+; see
+        :meth:`Partition.check_follower_fetch`).
         """
         if replica_id >= 0:
             fetch_isolation = FetchIsolation.LOG_END
@@ -361,7 +404,8 @@ class ReplicaManager:
 
         The reads follow ``params.isolation`` and share ``params.max_bytes``; the first
         partition that has data returns at least one whole batch. Only the leader can be read
-        (NOT_LEADER_OR_FOLLOWER otherwise). Errors are per partition (see
+        (NOT_LEADER_OR_FOLLOWER otherwise), and for a follower's fetch (``params.replica_id >=
+        0``) only by an assigned replica. Errors are per partition (see
         :meth:`fetch_messages`); nothing raises for a bad request. The coordinator loads its
         offsets with ``FetchIsolation.LOG_END`` reads.
         """
@@ -369,8 +413,11 @@ class ReplicaManager:
         limit_bytes = params.max_bytes
         min_one_message = True
         results: dict[TopicPartition, LogReadResult] = {}
+        follower_id = params.replica_id
         for tp, fetch_info in fetch_infos.items():
-            result = self._read(tp, fetch_info, params.isolation, limit_bytes, min_one_message, now)
+            result = self._read(
+                tp, fetch_info, follower_id, params.isolation, limit_bytes, min_one_message, now
+            )
             size = result.info.records_size
             if size > 0:
                 min_one_message = False
@@ -382,17 +429,22 @@ class ReplicaManager:
         self,
         tp: TopicPartition,
         fetch_info: PartitionFetchInfo,
+        follower_id: int,
         isolation: FetchIsolation,
         limit_bytes: int,
         min_one_message: bool,
         now: int,
     ) -> LogReadResult:
+        """One partition of :meth:`read_from_local_log`; ``follower_id`` is the fetching
+        follower's broker id (negative: a consumer, or the coordinator)."""
         partition = self._partitions.get(tp)
         try:
             if partition is None:
-                raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} is not hosted here")
+                raise ApiError(self._not_hosted_error(tp), f"{tp} is not hosted here")
             if fetch_info.max_bytes < 0:
                 raise ApiError(Errors.INVALID_REQUEST, f"negative max_bytes for {tp}")
+            if follower_id >= 0:
+                partition.check_follower_fetch(follower_id, fetch_info.current_leader_epoch)
             log = partition.log
             last_fetched_epoch = fetch_info.last_fetched_epoch
             # Skipped without an epoch, and for a fetch in the current epoch up to the log end
@@ -453,35 +505,24 @@ class ReplicaManager:
         self,
         follower_id: int,
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
-        results: dict[TopicPartition, LogReadResult],
+        results: Mapping[TopicPartition, LogReadResult],
     ) -> None:
-        """Record a follower's fetch position on the leader (replacing results in place).
+        """Record a follower's fetch position on the leader.
 
-        A diverging fetch records nothing: its fetch offset is not a position in this log.
+        A failed read records nothing (a fetch from a broker that is not an assigned replica
+        fails, see :meth:`Partition.check_follower_fetch`), nor does a diverging fetch: its
+        fetch offset is not a position in this log.
         """
         for tp, result in results.items():
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 continue
-            partition = self._partitions[tp]
-            try:
-                hw_incremented = partition.update_follower_fetch_state(
-                    follower_id,
-                    result.info.fetch_offset_metadata,
-                    fetch_infos[tp].log_start_offset,
-                    result.fetch_time_ms,
-                    result.leader_log_end_offset,
-                )
-            except ApiError:
-                # Not an assigned replica: like Kafka, answer with empty records.
-                results[tp] = LogReadResult(
-                    EMPTY_FETCH_DATA_INFO,
-                    result.high_watermark,
-                    result.leader_log_start_offset,
-                    result.leader_log_end_offset,
-                    result.last_stable_offset,
-                    result.fetch_time_ms,
-                )
-                continue
+            hw_incremented = self._partitions[tp].update_follower_fetch_state(
+                follower_id,
+                result.info.fetch_offset_metadata,
+                fetch_infos[tp].log_start_offset,
+                result.fetch_time_ms,
+                result.leader_log_end_offset,
+            )
             if hw_incremented:
                 self._complete_delayed_requests(tp)
 
@@ -507,15 +548,16 @@ class ReplicaManager:
         (EARLIEST: the log start offset), or >= 0 (the first offset whose record timestamp is
         >= it, below that same bound; offset -1 and timestamp -1 if there is none).
 
-        Errors come back in the result, never raised: UNKNOWN_TOPIC_OR_PARTITION (not hosted),
-        NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
+        Errors come back in the result, never raised: UNKNOWN_TOPIC_OR_PARTITION /
+        NOT_LEADER_OR_FOLLOWER (not hosted, see :meth:`partition_or_error`),
+        NOT_LEADER_OR_FOLLOWER (not the leader), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
         (``current_leader_epoch`` older / newer than the leader's), INVALID_REQUEST (any other
         negative timestamp), OFFSET_NOT_AVAILABLE (a consumer's lookup while a new leader's
         high watermark is still below the start of its epoch; retriable).
         """
-        partition = self._partitions.get(topic_partition)
-        if partition is None:
-            return ListOffsetsResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        partition = self.partition_or_error(topic_partition)
+        if isinstance(partition, Errors):
+            return ListOffsetsResult(partition)
         try:
             return partition.fetch_offset_for_timestamp(timestamp, isolation, current_leader_epoch)
         except ApiError as e:
@@ -606,8 +648,9 @@ class ReplicaManager:
 
         It stops fetching and is neither leader nor follower any more: requests for it get
         NOT_LEADER_OR_FOLLOWER. With ``delete`` the partition and its log are removed (requests
-        then get UNKNOWN_TOPIC_OR_PARTITION); otherwise the log and leader epoch are kept for a
-        later :meth:`become_leader_or_follower`. Delayed operations of the partition are
+        then get the error of a partition not hosted, see :meth:`partition_or_error`);
+        otherwise the log and leader epoch are kept for a later
+        :meth:`become_leader_or_follower`. Delayed operations of the partition are
         checked afterwards, so they complete with that error. Unknown partitions are ignored.
         """
         self._fetcher_manager.remove_fetcher_for_partitions([topic_partition])

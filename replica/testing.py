@@ -25,14 +25,22 @@ from replica.types import FetchPartitionData, IsolationLevel, PartitionState, To
 
 
 class DirectCluster:
-    """Brokers ``broker_ids`` sharing ``config`` and one :class:`ManualClock`."""
+    """Brokers ``broker_ids`` sharing ``config``, one :class:`ManualClock` and one view of the
+    metadata: every partition :meth:`elect` was called for exists, for every broker (a
+    partition a broker does not host is then NOT_LEADER_OR_FOLLOWER there)."""
 
     def __init__(
         self, broker_ids: Iterable[int] = (0, 1, 2), config: BrokerConfig | None = None
     ) -> None:
         self.clock = ManualClock()
         self.config = config if config is not None else BrokerConfig()
-        self.brokers = {b: ReplicaManager(b, self.config, self.clock) for b in broker_ids}
+        #: The partitions the metadata has: every partition elected so far.
+        self.metadata: set[TopicPartition] = set()
+        contains = self.metadata.__contains__
+        self.brokers = {
+            b: ReplicaManager(b, self.config, self.clock, metadata_contains=contains)
+            for b in broker_ids
+        }
         #: The last leader epoch :meth:`elect` used, per partition.
         self.epochs: dict[TopicPartition, int] = {}
 
@@ -49,6 +57,7 @@ class DirectCluster:
         replicas = tuple(replicas if replicas is not None else sorted(self.brokers))
         epoch = self.epochs.get(tp, -1) + 1
         self.epochs[tp] = epoch
+        self.metadata.add(tp)
         state = PartitionState(leader, epoch, tuple(isr if isr is not None else replicas), replicas)
         for broker_id in brokers if brokers is not None else replicas:
             self.brokers[broker_id].become_leader_or_follower({tp: state})

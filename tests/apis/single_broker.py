@@ -36,9 +36,11 @@ class SingleBroker:
             broker=broker or BrokerConfig(),
             offsets=OffsetConfig(offsets_topic_num_partitions=OFFSETS_PARTITIONS),
         )
-        self.rm = ReplicaManager(0, self.config.broker, self.clock)
-        self.om = OffsetManager(0, self.rm, self.config.offsets, self.clock)
         self.cache = MetadataCache()
+        self.rm = ReplicaManager(
+            0, self.config.broker, self.clock, metadata_contains=self.cache.contains_partition
+        )
+        self.om = OffsetManager(0, self.rm, self.config.offsets, self.clock)
         self.channel = RequestChannel()
         self.apis = KafkaApis(0, self.rm, self.om, self.cache, self.config, self.channel)
         self._ids = itertools.count(1)

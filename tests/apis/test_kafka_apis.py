@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
+import attrs
 import pytest
 
 from apis import (
@@ -166,3 +168,66 @@ def test_stop_replica_of_an_offsets_partition_resigns_it() -> None:
     produce = broker.request(ProduceRequest(1, 1000, {T0: RECORDS})).body
     assert isinstance(produce, ProduceResponse)
     assert produce.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_a_deleted_replica_of_a_known_partition_answers_not_leader_or_follower() -> None:
+    # The metadata cache still has the partition (moved elsewhere): Kafka's
+    # getPartitionOrError answers NOT_LEADER_OR_FOLLOWER, so clients refresh their metadata,
+    # for requests that arrive later and for those that were waiting.
+    broker = SingleBroker()
+    waiting = broker.send(FetchRequest({T0: PartitionFetchInfo(0, 1000)}, max_wait_ms=500))
+    stop = broker.send(StopReplicaRequest(1, 1, [T0], delete_partitions=True))
+    answered, stopped = broker.responses()
+    assert (answered.request, stopped.request) == (waiting, stop)
+    assert isinstance(answered.body, FetchResponse)
+    assert answered.body.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+    produce = broker.request(ProduceRequest(1, 1000, {T0: RECORDS})).body
+    assert isinstance(produce, ProduceResponse)
+    assert produce.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+    fetch = broker.request(FetchRequest({T0: PartitionFetchInfo(0, 1000)})).body
+    assert isinstance(fetch, FetchResponse)
+    assert fetch.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_min_bytes_above_max_bytes_is_capped_and_the_fetch_answers_at_once() -> None:
+    # KAFKA-9101 (2.5): min_bytes is capped at the fetch's effective max_bytes, so a fetch
+    # that asks for more than it may receive does not wait out max_wait_ms with data there.
+    broker = SingleBroker()
+    broker.request(ProduceRequest(1, 1000, {T0: RECORDS}))
+    fetch = broker.send(
+        FetchRequest(
+            {T0: PartitionFetchInfo(0, 1000)}, max_wait_ms=500, min_bytes=10_000, max_bytes=60
+        )
+    )
+    [response] = broker.responses()
+    assert response.request is fetch
+    assert isinstance(response.body, FetchResponse)
+    assert [b.records for b in response.body.responses[T0].records] == [tuple(RECORDS)]
+
+
+@pytest.mark.parametrize("replica_id", [-1, 1])
+def test_fetch_max_bytes_caps_every_fetch_and_its_min_bytes(
+    monkeypatch: pytest.MonkeyPatch, replica_id: int
+) -> None:
+    # KafkaApis.handleFetchRequest: max_bytes = min(request, fetch.max.bytes) for consumers and
+    # followers alike, then min_bytes = min(request, max_bytes).
+    broker = SingleBroker()
+    broker.apis.config = attrs.evolve(broker.config, fetch_max_bytes=2048)
+    original = broker.rm.fetch_messages
+    seen: list[tuple[object, ...]] = []
+
+    def capture(*args: Any) -> None:
+        seen.append((args[2], args[4]))  # min_bytes, max_bytes
+        original(*args)
+
+    monkeypatch.setattr(broker.rm, "fetch_messages", capture)
+    broker.request(
+        FetchRequest(
+            {T0: PartitionFetchInfo(0, 1000)},
+            max_wait_ms=0,
+            min_bytes=5000,
+            max_bytes=4096,
+            replica_id=replica_id,
+        )
+    )
+    assert seen == [(2048, 2048)]

@@ -71,10 +71,27 @@ def test_produce_invalid_acks(broker: SingleBroker, acks: int) -> None:
 
 
 @pytest.mark.parametrize("acks", [-1, 0, 1])
-def test_produce_negative_timeout(broker: SingleBroker, acks: int) -> None:
-    response = answer(broker, ProduceRequest(acks, -1, {T0: RECORDS}))
+def test_a_negative_produce_timeout_is_not_an_error(broker: SingleBroker, acks: int) -> None:
+    # Kafka validates no produce timeout (KafkaApis.handleProduceRequest): the records are
+    # appended; acks=-1 with nothing to wait for (the ISR is the leader) succeeds at once.
+    response = broker.request(ProduceRequest(acks, -1, {T0: RECORDS})).body
     assert isinstance(response, ProduceResponse)
-    assert response.responses[T0].error is Errors.INVALID_REQUEST
+    assert response.responses[T0].error is Errors.NONE
+    assert broker.rm.log_end_offset(T0) == 2
+
+
+def test_acks_all_with_a_negative_timeout_expires_at_once(broker: SingleBroker) -> None:
+    # As in Kafka, a negative timeout is a deadline already passed: the produce waits for no
+    # replication, it expires at the broker's next timer run, with no time passing.
+    broker.request(LeaderAndIsrRequest(1, 1, {T0: PartitionState(0, 1, (0, 1), (0, 1))}))
+    request = broker.send(ProduceRequest(-1, -1, {T0: RECORDS}))
+    assert broker.responses() == []
+    assert broker.rm.next_deadline() == broker.now
+    broker.advance(0)
+    [response] = broker.responses()
+    assert response.request is request
+    assert isinstance(response.body, ProduceResponse)
+    assert response.body.responses[T0].error is Errors.REQUEST_TIMED_OUT
 
 
 @pytest.mark.parametrize("tp", [UNKNOWN, UNKNOWN_PARTITION])
@@ -104,12 +121,12 @@ def test_produce_with_no_records(broker: SingleBroker) -> None:
 
 
 def test_invalid_acks_zero_request_still_gets_its_one_no_op_response(broker: SingleBroker) -> None:
-    request = broker.send(ProduceRequest(0, -5, {T0: RECORDS}))
+    request = broker.send(ProduceRequest(0, 1000, {T0: []}))
     [response] = broker.responses()
     assert response.request is request
     assert not request.expects_response
     assert isinstance(response.body, ProduceResponse)
-    assert response.body.responses[T0].error is Errors.INVALID_REQUEST
+    assert response.body.responses[T0].error is Errors.INVALID_RECORD
 
 
 def test_produce_mixed_partitions_appends_only_the_valid_ones(broker: SingleBroker) -> None:
@@ -122,9 +139,16 @@ def test_produce_mixed_partitions_appends_only_the_valid_ones(broker: SingleBrok
     assert broker.rm.log_end_offset(T0) == (before or 0) + 1
 
 
-@pytest.mark.parametrize(
-    "fields", [{"max_wait_ms": -1}, {"min_bytes": -1}, {"max_bytes": -1}]
-)
+def test_a_negative_fetch_max_wait_answers_at_once(broker: SingleBroker) -> None:
+    # Kafka validates no max wait (KafkaApis.handleFetchRequest): a fetch with
+    # max_wait_ms <= 0 is answered at once with what is there, here nothing.
+    response = broker.request(FetchRequest({T0: PartitionFetchInfo(1, 1000)}, max_wait_ms=-1))
+    assert isinstance(response.body, FetchResponse)
+    assert (response.body.error, response.body.responses[T0].error) == (Errors.NONE, Errors.NONE)
+    assert response.body.responses[T0].records == ()
+
+
+@pytest.mark.parametrize("fields", [{"min_bytes": -1}, {"max_bytes": -1}])
 def test_fetch_negative_values(broker: SingleBroker, fields: dict[str, Any]) -> None:
     response = answer(broker, FetchRequest({T0: PartitionFetchInfo(0, 1000)}, **fields))
     assert isinstance(response, FetchResponse)

@@ -220,8 +220,9 @@ def test_a_cluster_reads_the_clock_its_driver_gives_it() -> None:
     clock.now = 45
     produced = Client(cluster).produce(tp, [b"v"], acks=1)
     assert produced.answered_at == 45
-    # A long poll parked at 45 ms is due at the time read from the driver's clock.
-    fetch = Client(cluster).fetch(tp, 1, max_wait_ms=100)
+    # A long poll parked at 45 ms is due at the time read from the driver's clock. It polls at
+    # the high watermark, 0: the followers have not fetched the record yet.
+    fetch = Client(cluster).fetch(tp, 0, max_wait_ms=100)
     assert not fetch.done and cluster.brokers[cluster.leader(tp)].next_deadline() == 145
     with pytest.raises(ClusterError, match="moved by its driver"):
         cluster.advance_to(50)

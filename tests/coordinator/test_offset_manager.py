@@ -66,7 +66,10 @@ class Broker:
     ) -> None:
         self.clock = Clock()
         self.rm = ReplicaManager(
-            0, BrokerConfig(min_insync_replicas=min_insync_replicas), self.clock
+            0,
+            BrokerConfig(min_insync_replicas=min_insync_replicas),
+            self.clock,
+            metadata_contains=lambda tp: tp.topic == GROUP_METADATA_TOPIC_NAME,
         )
         self.config = OffsetConfig(
             offsets_topic_num_partitions=NUM_PARTITIONS, offsets_load_buffer_size=load_buffer
@@ -335,3 +338,14 @@ def test_corrupt_record_in_the_log_fails_the_load() -> None:
     )
     with pytest.raises(CorruptOffsetRecordError):
         broker.om.on_election(tp.partition)
+
+
+def test_deleting_the_offsets_partition_while_pending_gives_not_coordinator() -> None:
+    # The partition still exists in the metadata: the append fails NOT_LEADER_OR_FOLLOWER
+    # (Kafka's getPartitionOrError), which a commit maps to NOT_COORDINATOR, so the client
+    # looks the coordinator up again.
+    broker = Broker(replicas=(0, 1))
+    pending = broker.commit(GROUP, {T0: OffsetAndMetadata(7)})
+    tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, broker.om.partition_for(GROUP))
+    broker.rm.stop_replica(tp, delete=True)
+    assert pending.errors == {T0: Errors.NOT_COORDINATOR}

@@ -68,6 +68,30 @@ def test_deadlines_round_up_to_the_tick(tick: int, deadline: int, fires_at: int)
     assert rec.take() == ["a"]
 
 
+def test_with_a_coarse_tick_a_past_deadline_in_the_current_tick_waits_for_its_end() -> None:
+    # schedule/add's contract for tick > 1: a task fires at its deadline rounded UP to a tick
+    # boundary, never early (Kafka's wheel rounds down and may fire up to a tick early). So a
+    # deadline already passed, but inside the tick in progress, fires when that tick ends,
+    # not at the next advance.
+    wheel = TimingWheel(10)
+    rec = Recorder(wheel)
+    wheel.advance(15)
+    rec.schedule("passed-in-this-tick", 12)
+    rec.schedule("at-this-tick-start", 10)
+    assert wheel.next_deadline() == 10
+    assert wheel.advance(15) == 1 and rec.take() == ["at-this-tick-start"]
+    assert wheel.next_deadline() == 20
+    wheel.advance(19)
+    assert rec.take() == []
+    wheel.advance(20)
+    assert rec.take() == ["passed-in-this-tick"]
+    rec.schedule("a-tick-later", 21)
+    wheel.advance(29)
+    assert rec.take() == []  # 8 units after its deadline, still not due
+    wheel.advance(30)
+    assert rec.take() == ["a-tick-later"]
+
+
 def test_advance_fires_in_deadline_order_with_ties_in_scheduling_order() -> None:
     wheel = TimingWheel()
     rec = Recorder(wheel)

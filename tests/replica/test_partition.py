@@ -142,9 +142,12 @@ def test_check_enough_replicas_reach_offset() -> None:
     fetch(p, 1, 2, 1)
     assert p.check_enough_replicas_reach_offset(2) == (True, Errors.NONE)
     p.append_records_to_leader(recs(2), -1, 2)
-    p.maybe_shrink_isr(LAG + 10)  # follower 1 is behind and silent: HW moves to 4
+    p.maybe_shrink_isr(LAG + 10)  # follower 1 is behind and silent: it leaves the ISR
     assert p.isr == (0,)
-    assert p.check_enough_replicas_reach_offset(4) == (
+    # Below min.insync.replicas the high watermark stays at 2 (KIP-966): offset 4 waits...
+    assert p.check_enough_replicas_reach_offset(4) == (False, Errors.NONE)
+    # ...and records it had reached are done, but with too small an ISR.
+    assert p.check_enough_replicas_reach_offset(2) == (
         True,
         Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     )
@@ -195,3 +198,59 @@ def test_new_leader_forgets_follower_positions_and_restarts_catch_up_clock() -> 
     assert p.remote_replicas[1].last_caught_up_time_ms == 50  # in the ISR
     assert p.remote_replicas[2].last_caught_up_time_ms == 0  # not in the ISR
     assert not p.make_leader(PartitionState(0, 4, (0, 1), (0, 1, 2)), 60)  # already leader
+
+
+def test_a_reelected_leader_gives_an_out_of_isr_follower_no_caught_up_credit() -> None:
+    # Kafka 3.3+ (Partition.makeLeader -> Replica.resetReplicaState): the same leader in a new
+    # epoch counts an ISR follower as having fetched, and caught up, now; an out-of-ISR
+    # follower as neither (time 0), so a fetch it did not send earns it no credit to stay in
+    # the ISR it then joins.
+    p = leader(isr=(0, 1))  # 2 is out of the ISR and never fetched
+    p.append_records_to_leader(recs(3), 1, 0)
+    fetch(p, 1, 3, 0)
+    reelected = 2 * LAG
+    assert not p.make_leader(PartitionState(0, 2, (0, 1), (0, 1, 2)), reelected)
+    assert p.remote_replicas[1].last_fetch_time_ms == reelected
+    assert p.remote_replicas[2].last_fetch_time_ms == 0
+    assert p.remote_replicas[2].last_caught_up_time_ms == 0
+    p.append_records_to_leader(recs(2), 1, reelected)
+    fetch(p, 2, 3, reelected + 1)  # at the epoch's start, behind the log end: joins the ISR
+    assert p.isr == (0, 1, 2)
+    assert p.remote_replicas[2].last_caught_up_time_ms == 0
+    assert p.maybe_shrink_isr(reelected + 2) is False  # the high watermark stays at 3
+    assert p.isr == (0, 1)  # 2 leaves at once; 1 is still within its lag limit
+
+
+def test_the_high_watermark_stays_while_the_isr_is_below_min_insync_replicas() -> None:
+    # KIP-966 / KAFKA-15583 (3.7+, whether or not ELR is enabled): the high watermark does
+    # not advance while the ISR is smaller than min.insync.replicas.
+    p = leader(isr=(0, 1), min_isr=2)
+    p.append_records_to_leader(recs(2), 1, 0)
+    fetch(p, 1, 2, 1)
+    assert p.log.high_watermark == 2
+    p.append_records_to_leader(recs(2), 1, 2)
+    assert p.maybe_shrink_isr(LAG + 10) is False  # 1 leaves; the leader alone would make it 4
+    assert (p.isr, p.log.high_watermark) == ((0,), 2)
+    _, moved = p.append_records_to_leader(recs(1), 1, LAG + 20)
+    assert (moved, p.log.high_watermark) == (False, 2)  # acks=1 records stay uncommitted
+    assert fetch(p, 1, 5, LAG + 30)  # 1 catches up and rejoins: the high watermark moves
+    assert (p.isr, p.log.high_watermark) == ((0, 1), 5)
+
+
+def test_a_leader_elected_alone_below_min_insync_replicas_commits_nothing() -> None:
+    p = leader(isr=(0,), min_isr=2)
+    _, moved = p.append_records_to_leader(recs(2), 1, 0)
+    assert (moved, p.log.high_watermark) == (False, 0)
+
+
+def test_min_insync_replicas_is_capped_at_the_replication_factor() -> None:
+    # Kafka 3.7+ (Partition.effectiveMinIsr): min(min.insync.replicas, replicas).
+    p = Partition(TP, 0, BrokerConfig(min_insync_replicas=3, replica_lag_time_max_ms=LAG))
+    p.make_leader(PartitionState(0, 1, (0, 1), (0, 1)), 0)  # replication factor 2
+    p.append_records_to_leader(recs(1), -1, 0)  # not NOT_ENOUGH_REPLICAS
+    assert fetch(p, 1, 1, 1) and p.log.high_watermark == 1
+    assert p.check_enough_replicas_reach_offset(1) == (True, Errors.NONE)
+    single = Partition(TP, 0, BrokerConfig(min_insync_replicas=2))
+    single.make_leader(PartitionState(0, 1, (0,), (0,)), 0)  # replication factor 1
+    _, moved = single.append_records_to_leader(recs(1), -1, 0)
+    assert moved and single.check_enough_replicas_reach_offset(1) == (True, Errors.NONE)

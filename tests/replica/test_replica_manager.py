@@ -17,7 +17,8 @@ from replica import (
     TopicPartition,
 )
 from replica.records import batch_size_in_bytes
-from tests.replica.harness import Cluster, Recorder, records
+from replica.replica_manager import ReplicaManager
+from tests.replica.harness import Cluster, ManualClock, Recorder, records
 
 TP = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
@@ -168,7 +169,11 @@ def test_not_enough_replicas_when_isr_below_min_insync() -> None:
     assert c.produce(0, TP, [b"a"], acks=1).produce(TP).error is Errors.NONE
 
 
-def test_not_enough_replicas_after_append_when_the_isr_shrinks_while_waiting() -> None:
+def test_acks_all_times_out_when_the_isr_shrinks_below_min_insync_while_waiting() -> None:
+    # KIP-966 / KAFKA-15583 (3.7+): the ISR check drops both followers, but below
+    # min.insync.replicas the high watermark stays, so the produce is never replicated enough
+    # and times out (before 3.7: NOT_ENOUGH_REPLICAS_AFTER_APPEND at the ISR check). A
+    # consumer does not see the record either.
     c = Cluster(
         config=BrokerConfig(
             min_insync_replicas=2, replica_lag_time_max_ms=1000, replica_fetch_wait_max_ms=500
@@ -178,10 +183,18 @@ def test_not_enough_replicas_after_append_when_the_isr_shrinks_while_waiting() -
     c.brokers[1].stop_replica(TP, delete=False)
     c.brokers[2].stop_replica(TP, delete=False)
     produce = c.produce(0, TP, [b"a"], timeout_ms=5000)
-    c.advance(600)
-    assert not produce.done
-    c.advance(600)  # ISR check at 1200: both out, HW moves to 1, the produce completes
-    assert produce.produce(TP).error is Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    c.advance(1200)  # ISR check at 1000: both out
+    assert c.brokers[0].isr(TP) == (0,)
+    assert not produce.done and c.brokers[0].high_watermark(TP) == 0
+    assert c.consume(0, TP, 0, max_wait_ms=0).fetch(TP).records == ()
+    c.advance(3800)
+    assert produce.produce(TP).error is Errors.REQUEST_TIMED_OUT
+
+
+def test_min_insync_replicas_above_the_replication_factor_is_capped() -> None:
+    c = Cluster(broker_ids=(0,), config=BrokerConfig(min_insync_replicas=2))
+    c.elect(TP, leader=0)
+    assert c.produce(0, TP, [b"a"]).produce(TP).error is Errors.NONE
 
 
 def test_log_append_time_is_returned_when_configured() -> None:
@@ -263,6 +276,18 @@ def test_delayed_fetch_completes_when_the_end_moves_to_a_new_segment() -> None:
     assert [b.base_offset for b in fetch.fetch(TP).records] == [1]
 
 
+def test_a_consumer_fetch_beyond_the_high_watermark_completes_at_once(cluster: Cluster) -> None:
+    # DelayedFetch case F (Kafka 3.8+, KAFKA-16452): a fetch offset beyond the end offset its
+    # fetcher may read (a consumer between the high watermark and the log end) completes at
+    # once, empty, instead of waiting for the high watermark to pass it.
+    cluster.produce(0, TP, [b"a"], acks=1)  # the followers have not reported it yet
+    leader = cluster.brokers[0]
+    assert (leader.high_watermark(TP), leader.log_end_offset(TP)) == (0, 1)
+    data = cluster.consume(0, TP, 1, max_wait_ms=500).fetch(TP)
+    assert (data.error, data.records, data.high_watermark) == (Errors.NONE, (), 0)
+    assert leader.fetch_purgatory.num_delayed == 0
+
+
 def test_fetch_response_max_bytes_and_min_one_message() -> None:
     c = Cluster(broker_ids=(0,))
     c.elect(TP, leader=0)
@@ -311,14 +336,31 @@ def test_fetch_leader_epoch_checks_and_bad_max_bytes(cluster: Cluster) -> None:
     assert one(PartitionFetchInfo(0, -1)) is Errors.INVALID_REQUEST
 
 
-def test_follower_fetch_from_a_non_replica_gets_empty_records(cluster: Cluster) -> None:
+@pytest.mark.parametrize(
+    ("epoch", "error"), [(None, Errors.NOT_LEADER_OR_FOLLOWER), (0, Errors.UNKNOWN_LEADER_EPOCH)]
+)
+def test_a_fetch_from_a_broker_that_is_not_a_replica_is_answered_at_once_with_an_error(
+    cluster: Cluster, epoch: int | None, error: Errors
+) -> None:
+    # Kafka 3.3+ (Partition.followerReplicaOrThrow, KAFKA-13837): checked before the read, so
+    # the fetch is not parked; UNKNOWN_LEADER_EPOCH when it names the leader's epoch (the
+    # leader may not know of the new replica yet: retry), else NOT_LEADER_OR_FOLLOWER.
     cluster.produce(0, TP, [b"a"], acks=1)
+    leader = cluster.brokers[0]
     recorder = Recorder()
-    cluster.brokers[0].fetch_messages(
-        9, {TP: PartitionFetchInfo(0, 100)}, 1, 0, 100, IsolationLevel.READ_UNCOMMITTED, recorder
+    leader.fetch_messages(
+        9,
+        {TP: PartitionFetchInfo(1, 100, current_leader_epoch=epoch, last_fetched_epoch=0)},
+        1,
+        500,
+        100,
+        IsolationLevel.READ_UNCOMMITTED,
+        recorder,
     )
     data = recorder.fetch(TP)
-    assert (data.error, len(data.records)) == (Errors.NONE, 0)
+    assert (data.error, data.records, data.diverging_epoch) == (error, (), None)
+    partition = leader.get_partition(TP)
+    assert partition is not None and partition.remote_replicas.keys() == {1, 2}
 
 
 def test_read_from_local_log_for_the_coordinator(cluster: Cluster) -> None:
@@ -337,7 +379,7 @@ def test_read_from_local_log_for_the_coordinator(cluster: Cluster) -> None:
 
 def test_leadership_loss_completes_delayed_operations_with_not_leader(cluster: Cluster) -> None:
     produce = cluster.produce(0, TP, [b"a"])
-    consumer = cluster.consume(0, TP, 1, max_wait_ms=10_000)
+    consumer = cluster.consume(0, TP, 0, max_wait_ms=10_000)  # at the high watermark
     assert not produce.done and not consumer.done
     changes: list[tuple[list[TopicPartition], list[TopicPartition]]] = []
     epoch = cluster.epochs[TP] + 1
@@ -367,11 +409,52 @@ def test_a_new_leader_epoch_completes_fetches_waiting_in_the_old_one(cluster: Cl
 
 
 def test_deleting_a_replica_completes_its_operations(cluster: Cluster) -> None:
+    # The partition still exists in the metadata: its waiting operations, and later requests,
+    # get NOT_LEADER_OR_FOLLOWER (Kafka's getPartitionOrError), so clients look it up again.
     produce = cluster.produce(0, TP, [b"a"])
+    consumer = cluster.consume(0, TP, 0, max_wait_ms=10_000)
+    assert not consumer.done
     assert cluster.brokers[0].stop_replica(TP, delete=True) is Errors.NONE
-    assert produce.produce(TP).error is Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert produce.produce(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
+    assert consumer.fetch(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
+    again = cluster.produce(0, TP, [b"b"], acks=1)
+    assert again.produce(TP).error is Errors.NOT_LEADER_OR_FOLLOWER
     assert cluster.brokers[0].get_partition(TP) is None
     assert cluster.brokers[0].stop_replica(TP, delete=True) is Errors.NONE
+
+
+def test_a_partition_in_the_metadata_but_not_hosted_is_not_leader_or_follower() -> None:
+    # Kafka's ReplicaManager.getPartitionOrError: known to the metadata but without a replica
+    # here -> NOT_LEADER_OR_FOLLOWER; unknown to the metadata too -> UNKNOWN_TOPIC_OR_PARTITION.
+    c = Cluster()
+    c.elect(TP, leader=1, replicas=(1, 2))  # broker 0 is not a replica: only its metadata knows
+    broker = c.brokers[0]
+    unknown = TopicPartition("nope", 0)
+    produce = Recorder()
+    broker.append_messages(1000, -1, {TP: records(b"a"), unknown: records(b"a")}, produce)
+    fetch = Recorder()
+    broker.fetch_messages(
+        -1,
+        {TP: PartitionFetchInfo(0, 100), unknown: PartitionFetchInfo(0, 100)},
+        1,
+        500,
+        100,
+        IsolationLevel.READ_UNCOMMITTED,
+        fetch,
+    )
+    expected = {TP: Errors.NOT_LEADER_OR_FOLLOWER, unknown: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    assert {tp: produce.produce(tp).error for tp in expected} == expected
+    assert {tp: fetch.fetch(tp).error for tp in expected} == expected
+    for tp, error in expected.items():
+        found = broker.fetch_offset_for_timestamp(tp, -1, isolation=IsolationLevel.READ_UNCOMMITTED)
+        assert found.error is error
+
+
+def test_without_metadata_only_hosted_partitions_are_known() -> None:
+    broker = ReplicaManager(0, BrokerConfig(), ManualClock())
+    produce = Recorder()
+    broker.append_messages(1000, 1, {TP: records(b"a")}, produce)
+    assert produce.produce(TP).error is Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def test_state_changes_with_stale_epochs_or_foreign_replicas_are_ignored(cluster: Cluster) -> None:

@@ -200,8 +200,11 @@ def test_acks_all_data_survives_a_leader_failure() -> None:
 
 def test_with_the_isr_shrunk_to_one_acks_all_fails_and_commits_fail() -> None:
     """min.insync.replicas = 2: once the followers of the coordinator's partitions stall long
-    enough to leave the ISR, acks=all produces to those partitions get NOT_ENOUGH_REPLICAS and
-    offset commits get COORDINATOR_NOT_AVAILABLE."""
+    enough to leave the ISR, the high watermark of those partitions stops (KIP-966, Kafka
+    3.7+): the acks=all produces and offset commits waiting there time out
+    (REQUEST_TIMED_OUT), and later ones are refused before appending: produces get
+    NOT_ENOUGH_REPLICAS, commits COORDINATOR_NOT_AVAILABLE. Short produce and commit timeouts
+    let the waiting ones time out within the run."""
     coordinator = partition_for_group("burrow", 3)  # partition p is led by broker p
     stalls = [
         {"type": "follower_stall", "broker": broker, "at": "1s"}
@@ -212,11 +215,15 @@ def test_with_the_isr_shrunk_to_one_acks_all_fails_and_commits_fail() -> None:
         "cluster.replica_lag_time_max_ms=1000",
         "simulation.duration=5s",
         "producers[0].message_count=800",
+        "producers[0].ack_timeout_ms=500ms",
+        "offsets.offsets_commit_timeout_ms=500ms",
         faults=stalls,
     )
     result, world = _run_with_world(scenario)
     produce = _requests(result, "Produce")
     produce_errors = set(produce.column("error").to_pylist())
+    assert int(Errors.REQUEST_TIMED_OUT) in produce_errors
+    assert int(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND) not in produce_errors
     assert int(Errors.NOT_ENOUGH_REPLICAS) in produce_errors
     messages = result.messages
     failed = messages.filter(
@@ -225,6 +232,7 @@ def test_with_the_isr_shrunk_to_one_acks_all_fails_and_commits_fail() -> None:
     assert failed.num_rows > 0
     assert set(failed.column("partition").to_pylist()) == {coordinator}
     commit_errors = set(_requests(result, "OffsetCommit").column("error").to_pylist())
+    assert int(Errors.REQUEST_TIMED_OUT) in commit_errors
     assert int(Errors.COORDINATOR_NOT_AVAILABLE) in commit_errors
     offsets_partition = TopicPartition(GROUP_METADATA_TOPIC_NAME, coordinator)
     assert world.cluster.brokers[coordinator].replica_manager.isr(offsets_partition) == (
