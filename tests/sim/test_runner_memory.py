@@ -26,7 +26,7 @@ def _cyclic_garbage() -> int:
 
 
 def test_simulated_traffic_makes_no_reference_cycles() -> None:
-    sim, world, recorder = built_world(
+    sim, _world, recorder = built_world(
         small_scenario(
             "producers[0].rate=2000", "burrow.commit_interval_ms=200",
             faults=[{"type": "broker_failure", "broker": 1, "at": "1500ms", "duration": "1s"}],
