@@ -68,7 +68,8 @@ class DelayedOperationPurgatory(Generic[Op]):
     ``tick`` is the timer's tick in time units, ``start`` its initial time (>= 0). ``clock()``
     gives the time used to compute an operation's deadline (``clock() + op.timeout``); by
     default it is the timer's time, i.e. the last :meth:`advance_clock`, which is what a
-    simulator wants. A real-time driver passes a clock that reads its own time source.
+    simulator wants. A real-time reaper binds a purgatory created without ``clock=`` to its own
+    clock, and refuses one that reads another clock (see :class:`purgatory.clock.Reaper`).
     Operations with at least ``group_min_keys`` keys (an int >= 1) are watched as groups.
 
     Raises InvalidNameError unless ``name`` is a non-empty str, InvalidPurgeIntervalError
@@ -100,8 +101,8 @@ class DelayedOperationPurgatory(Generic[Op]):
         self.name = name
         self.purge_interval = purge_interval
         self.group_min_keys = group_min_keys
-        self.timer = TimingWheel(tick, start=start)
-        self._clock = clock  # None: the timer's time (read directly on the hot path)
+        # The timer holds the clock (None: its own time), so that a reaper can bind it.
+        self.timer = TimingWheel(tick, start=start, clock=clock)
         # Operations with fewer than group_min_keys keys: one list per key.
         self._watch_lists: defaultdict[Hashable, list[Op]] = defaultdict(list)
         # The others: one group per distinct keys tuple, indexed under each of its keys.
@@ -136,7 +137,8 @@ class DelayedOperationPurgatory(Generic[Op]):
     @property
     def now(self) -> int:
         """The purgatory's current time, as its clock reports it."""
-        return self.timer.now if self._clock is None else self._clock()
+        clock = self.timer._clock
+        return self.timer._now if clock is None else clock()
 
     def next_deadline(self) -> int | None:
         """The earliest time at which :meth:`advance_clock` expires something, or None."""
@@ -197,7 +199,8 @@ class DelayedOperationPurgatory(Generic[Op]):
             if not operation._done:
                 timer = self.timer
                 # The purgatory's time (see `now`), without two Python calls in the default case.
-                now = timer._now if self._clock is None else self._clock()
+                clock = timer._clock
+                now = timer._now if clock is None else clock()
                 timer.add(operation, now + operation.timeout)
         self._maybe_purge()
         return False

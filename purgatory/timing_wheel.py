@@ -17,6 +17,13 @@ Each slot is an insertion-ordered dict used as a set, and every task remembers t
 it, so cancel is an O(1) eager delete that leaves nothing behind. When ``advance`` reaches a
 slot it empties it: tasks due now fire, the rest cascade to lower levels.
 
+Two times: :attr:`~TimingWheel.now` is how far the wheel has been advanced; the wheel's
+:attr:`~TimingWheel.clock`, when it has one, is the current time that relative delays count
+from (a purgatory's timeouts). Without a clock they count from ``now``, which is right when
+whoever advances the wheel owns the time (a simulator), and wrong when a real-time reaper does:
+the reaper advances the wheel only when something is due, so ``now`` lags. That is why a
+reaper binds the wheel it drives to its own clock (:class:`purgatory.clock.Reaper`).
+
 The wheel is single-threaded, synchronous code: nothing happens between calls.
 """
 
@@ -117,6 +124,7 @@ class TimingWheel:
 
     ``tick`` is the size of one tick in time units (a positive int); ``start`` is the initial
     time (a non-negative int; deadlines may be any int, those in the past are due at once).
+    ``clock()``, if given, reads the current time in the same units (see the module docstring).
 
     Costs: schedule O(1) (O(levels) to pick the level), cancel O(1), ``advance`` O(1) per slot
     processed plus O(1) per task fired or cascaded (a task cascades at most once per level),
@@ -130,6 +138,7 @@ class TimingWheel:
 
     __slots__ = (
         "_advancing",
+        "_clock",
         "_due",
         "_due_unsorted",
         "_elapsed",
@@ -142,7 +151,9 @@ class TimingWheel:
         "tick",
     )
 
-    def __init__(self, tick: int = 1, *, start: int = 0) -> None:
+    def __init__(
+        self, tick: int = 1, *, start: int = 0, clock: Callable[[], int] | None = None
+    ) -> None:
         if type(tick) is not int or tick <= 0:
             raise InvalidTickError(
                 f"tick must be a positive integer number of time units, got {tick!r}"
@@ -161,11 +172,20 @@ class TimingWheel:
         self._advancing = False
         self._wakeup: Callable[[], None] | None = None
         self._wake_before = 0
+        self._clock = clock
 
     @property
     def now(self) -> int:
         """The time passed to the last :meth:`advance` (or ``start``)."""
         return self._now
+
+    @property
+    def clock(self) -> Callable[[], int] | None:
+        """The clock relative delays count from (None: :attr:`now`); see the module docstring.
+
+        Set by ``clock=`` or by the first reaper that drives the wheel, then fixed.
+        """
+        return self._clock
 
     def __len__(self) -> int:
         """Number of scheduled tasks."""
