@@ -15,14 +15,30 @@ The completion protocol (as in Kafka's ``DelayedOperation``):
 Completion and expiry of one operation are serialised by construction: everything runs on one
 thread, and the completed flag is set before any callback runs, so a callback that re-enters
 the purgatory sees the operation as done.
+
+Cancellation is the other way out: :meth:`~DelayedOperation.cancel` drops a pending operation
+without completing it (no callback runs) and takes it out of its purgatory's timer and every
+watch list at once. An operation is a :class:`~purgatory.TimerTask` only for the wheel's sake:
+it overrides ``cancel``, and leaves the timer alone (on completion, or inside ``cancel``)
+through ``TimerTask.cancel`` itself, which nothing else calls on an operation.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from purgatory.errors import InvalidTimeoutError
 from purgatory.timing_wheel import TimerTask
 
 __all__ = ["DelayedOperation"]
+
+_leave_timer = TimerTask.cancel  # the timer-only removal (TimerTask.cancel, not the override)
+
+
+class _Purgatory(Protocol):
+    """What an operation needs of the purgatory holding it (a DelayedOperationPurgatory)."""
+
+    def _cancel(self, operation: DelayedOperation, /) -> None: ...
 
 
 class DelayedOperation(TimerTask):
@@ -33,9 +49,20 @@ class DelayedOperation(TimerTask):
     fixed when the purgatory starts watching the operation.
     """
 
-    __slots__ = ("_cancelled", "_done", "_expired", "_watch_order", "_watched", "timeout")
+    __slots__ = (
+        "_cancelled",
+        "_done",
+        "_expired",
+        "_purgatory",
+        "_watch_order",
+        "_watched_under",
+        "timeout",
+    )
 
-    _watch_order: int  # set by the purgatory when it watches the operation
+    # Set by the purgatory when it watches the operation: its watch order, and where it
+    # watches it (its keys, a tuple, or its WatchGroup; unset before, see cancel()).
+    _watch_order: int
+    _watched_under: object
 
     def __init__(self, timeout: int) -> None:
         # TimerTask's fields, set here rather than by super().__init__(): every request creates
@@ -50,7 +77,7 @@ class DelayedOperation(TimerTask):
         self._done = False  # completed (by any path) or cancelled: nothing more will happen
         self._expired = False
         self._cancelled = False
-        self._watched = False  # set once a purgatory watches it; an operation is watched once
+        self._purgatory: _Purgatory | None = None  # where it was submitted (only once)
 
     # -- the subclass's part ----------------------------------------------------------------
 
@@ -79,8 +106,27 @@ class DelayedOperation(TimerTask):
         if self._done:
             return False
         self._done = True
-        self.cancel()
+        if self._slot is not None:  # not when it expired: the wheel took it out already
+            _leave_timer(self)
         self.on_complete()
+        return True
+
+    def cancel(self) -> bool:
+        """Drop the operation without completing it: no callback runs, ever.
+
+        A watched operation leaves its purgatory's timer and every watch list (its keys' lists
+        or its watch group) at once, and the purgatory's ``watched`` and ``num_delayed`` drop
+        accordingly. Returns True if this call cancelled the operation, False if it had already
+        completed or been cancelled. An operation cancelled before it was submitted cannot be
+        submitted. Safe to call from any callback.
+        """
+        if self._done:
+            return False
+        purgatory = self._purgatory
+        if purgatory is None:
+            self._cancel_without_completing()
+        else:
+            purgatory._cancel(self)
         return True
 
     def run(self) -> None:
@@ -107,10 +153,11 @@ class DelayedOperation(TimerTask):
         return self._cancelled
 
     def _cancel_without_completing(self) -> None:
-        """Drop the operation: no completion will ever run (``cancel_for_key``, ``shutdown``)."""
+        """Mark the operation cancelled and take it out of the timer (its watch lists are the
+        purgatory's business): no completion will ever run."""
         self._done = True
         self._cancelled = True
-        self.cancel()
+        _leave_timer(self)
 
     def __repr__(self) -> str:
         if self.is_cancelled:

@@ -29,6 +29,10 @@ Errors: an exception raised by an operation's callbacks propagates to the caller
 consistent again: the raising operation counts as completed, operations not tried yet stay
 watched (and timed), and the metrics are exact.
 
+Cancelling one operation (:meth:`DelayedOperation.cancel`) is eager, unlike completion: the
+operation knows its keys (or its group), so it leaves every list at once, in O(length of
+those lists), and ``watched`` and ``num_delayed`` are exact right away.
+
 Shutdown: like Kafka, :meth:`~DelayedOperationPurgatory.shutdown` does not complete pending
 operations; it cancels them and returns them so their owner can answer them if it wants to.
 """
@@ -175,13 +179,11 @@ class DelayedOperationPurgatory(Generic[Op]):
         """
         if self._shut_down:
             raise PurgatoryShutdownError(f"purgatory {self.name!r} has been shut down")
-        if operation._watched:
-            raise OperationAlreadyWatchedError(
-                f"{operation!r} was already submitted to a purgatory; create a new operation"
-            )
+        if operation._purgatory is not None or operation._done:
+            raise _resubmission_error(operation)
         if not (type(keys) in _PLAIN_KEY_TYPES and keys):  # the usual keys need no more checks
             _check_keys(keys)
-        operation._watched = True
+        operation._purgatory = self
         if operation.try_complete():
             return True
         if len(keys) < self.group_min_keys:
@@ -214,8 +216,10 @@ class DelayedOperationPurgatory(Generic[Op]):
                 lists[key].append(operation)
         except TypeError:
             self._unwatch_prefix(operation, keys)
-            operation._watched = False
+            operation._purgatory = None
             raise _unhashable_keys_error(keys) from None
+        # A copy: the caller may reuse its list, and cancel() must find every entry.
+        operation._watched_under = keys if type(keys) is tuple else tuple(keys)
 
     def _unwatch_prefix(self, operation: Op, keys: Sequence[Hashable]) -> None:
         """Undo a partial :meth:`_watch` that stopped at the first unhashable key."""
@@ -233,11 +237,12 @@ class DelayedOperationPurgatory(Generic[Op]):
         try:
             group = self._groups.get(group_keys)  # hashes every key: nothing changes if one fails
         except TypeError:
-            operation._watched = False
+            operation._purgatory = None
             raise _unhashable_keys_error(keys) from None
         if group is None:
             group = self._add_group(group_keys)
         group.operations.append(operation)
+        operation._watched_under = group
 
     def check_and_complete(self, key: Hashable) -> int:
         """Try to complete every operation watched under ``key``; return how many completed.
@@ -302,6 +307,43 @@ class DelayedOperationPurgatory(Generic[Op]):
             operation._cancel_without_completing()
         pending.sort(key=_by_watch_order)
         return pending
+
+    def _cancel(self, operation: DelayedOperation, /) -> None:
+        """Cancel pending ``operation`` (:meth:`DelayedOperation.cancel`): out of the timer and
+        of every watch list, with exact metrics.
+
+        A pending operation is in the list of each of its keys (or in its group): only
+        cancelling it (this, ``cancel_for_key``, ``shutdown``) takes it out. The lists are
+        replaced, not edited in place, so that a ``check_and_complete`` walking one (the
+        cancel came from a callback) does not see its positions shift.
+        """
+        operation._cancel_without_completing()
+        # Unset when it was cancelled during its first try_complete, before it was watched.
+        under = getattr(operation, "_watched_under", None)
+        if isinstance(under, WatchGroup):
+            live = [op for op in under.operations if op is not operation]
+            self._watched -= len(under.keys)
+            if live:
+                under.operations = live
+            else:
+                self._drop_group(under)
+        elif isinstance(under, tuple):
+            self._unwatch(operation, under)
+        else:  # never watched
+            return
+        self._estimated_watched_ops -= 1  # it will not linger in any list
+
+    def _unwatch(self, operation: DelayedOperation, keys: tuple[Hashable, ...]) -> None:
+        """Take ``operation`` out of the list of each of ``keys`` (see :meth:`_cancel`)."""
+        lists = self._watch_lists
+        for key in dict.fromkeys(keys):
+            watchers = lists[key]
+            live = [op for op in watchers if op is not operation]
+            self._watched -= len(watchers) - len(live)
+            if live:
+                lists[key] = live
+            else:
+                del lists[key]
 
     def advance_clock(self, now: int) -> int:
         """Advance the timer to ``now``, expiring every operation whose deadline has passed.
@@ -444,6 +486,18 @@ def _try_each(watchers: list[Op]) -> int:
 def _pending(operations: Iterable[Op]) -> list[Op]:
     """The operations not completed (nor cancelled) yet, in order."""
     return [operation for operation in operations if not operation._done]
+
+
+def _resubmission_error(operation: DelayedOperation) -> OperationAlreadyWatchedError:
+    if operation._purgatory is not None:
+        done = "was already submitted to a purgatory"
+    elif operation._cancelled:
+        done = "was cancelled before it was submitted"
+    else:
+        done = "was completed before it was submitted"
+    return OperationAlreadyWatchedError(
+        f"{operation!r} {done}; an operation is submitted once: create a new one"
+    )
 
 
 def _unhashable_keys_error(keys: Sequence[Hashable]) -> InvalidKeysError:

@@ -56,7 +56,8 @@ class InvalidKeysError(PurgatoryError, ValueError):
 
 
 class OperationAlreadyWatchedError(PurgatoryError, ValueError):
-    """The same delayed operation was passed to ``try_complete_else_watch`` twice."""
+    """The same delayed operation was passed to ``try_complete_else_watch`` twice, or one that
+    was completed or cancelled before it was submitted."""
 
 
 class PurgatoryShutdownError(PurgatoryError, RuntimeError):

@@ -80,6 +80,8 @@ class TimerTask:
 
         Returns True if the task was scheduled, False if it had already fired or been cancelled.
         Safe to call from any callback, including for a task due in the batch being fired.
+        A subclass may override it to do more (:class:`~purgatory.DelayedOperation` does); the
+        wheel itself always removes a task with ``TimerTask.cancel``.
         """
         slot = self._slot
         if slot is None:
@@ -233,7 +235,7 @@ class TimingWheel:
 
     def reschedule(self, task: TimerTask, deadline: int) -> None:
         """Re-arm ``task`` to ``deadline``, whether it is scheduled, fired or cancelled."""
-        task.cancel()
+        TimerTask.cancel(task)  # the timer entry only, even if a subclass overrides cancel
         self.add(task, deadline)
 
     def notify_when_earlier(self, time: int, callback: Callable[[], None] | None) -> None:

@@ -32,6 +32,8 @@ The model, precisely:
 * ``cancel_for_key(key)`` returns the pending operations watched under ``key`` in submission
   order; ``shutdown()`` returns every pending operation; later submissions raise
   PurgatoryShutdownError; submitting an operation twice raises OperationAlreadyWatchedError.
+* ``op.cancel()`` returns True iff the operation was pending; it then leaves the timer and
+  every watch list at once: ``num_delayed`` drops by 1 and ``watched`` by its number of keys.
 * Metrics: ``num_delayed`` is the number of pending operations; ``watched`` is at least the
   number of (pending operation, key) entries and at most that plus the completed entries not
   yet removed by a check of their key, a cancel or a purge; right after
@@ -252,6 +254,34 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
         )
         if forced:
             record.state = Lifecycle.COMPLETED
+
+    @rule(operation=operations)
+    def cancel_operation(self, operation: Op) -> None:
+        record = self.records[operation]
+        pending = record.state is Lifecycle.PENDING
+        before = (self.purgatory.watched, self.purgatory.num_delayed)
+        cancelled = operation.cancel()
+        _expect(
+            cancelled == pending,
+            f"cancel() returned {cancelled} for a {record.state.value} operation",
+        )
+        after = (self.purgatory.watched, self.purgatory.num_delayed)
+        if not cancelled:
+            _expect(after == before, f"a cancel() that returned False changed {before} to {after}")
+            return
+        expected = (before[0] - len(record.keys), before[1] - 1)
+        _expect(
+            after == expected,
+            f"cancel() changed (watched, num_delayed) from {before} to {after}; expected "
+            f"{expected}: its entries must leave every watch list at once",
+        )
+        record.state = Lifecycle.CANCELLED
+        for key in dict.fromkeys(record.keys):
+            watchers = [op for op in self._entries.get(key, ()) if op is not operation]
+            if watchers:
+                self._entries[key] = watchers
+            else:
+                self._entries.pop(key, None)
 
     @rule(key_index=_KEY_INDICES)
     def cancel_for_key(self, key_index: int) -> None:
