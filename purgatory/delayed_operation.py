@@ -16,6 +16,11 @@ Completion and expiry of one operation are serialised by construction: everythin
 thread, and the completed flag is set before any callback runs, so a callback that re-enters
 the purgatory sees the operation as done.
 
+The purgatory and its timer keep operations in dicts and sets, by identity. An operation class
+that compares by value (defines ``__eq__``, as attrs classes do unless ``eq=False``) would be
+unhashable, or would make two equal operations one; such a class is refused when its first
+operation is created (a check made once per class), before any purgatory sees it.
+
 Cancellation is the other way out: :meth:`~DelayedOperation.cancel` drops a pending operation
 without completing it (no callback runs) and takes it out of its purgatory's timer and every
 watch list at once. An operation is a :class:`~purgatory.TimerTask` only for the wheel's sake:
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from purgatory.errors import InvalidTimeoutError
+from purgatory.errors import InvalidOperationTypeError, InvalidTimeoutError
 from purgatory.timing_wheel import TimerTask
 
 __all__ = ["DelayedOperation"]
@@ -64,7 +69,15 @@ class DelayedOperation(TimerTask):
     _watch_order: int
     _watched_under: object
 
+    _type_checked = False  # set on each class by _check_type() (see the module docstring)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._type_checked = False  # a subclass is checked on its own
+
     def __init__(self, timeout: int) -> None:
+        if not self._type_checked:
+            _check_type(type(self))
         # TimerTask's fields, set here rather than by super().__init__(): every request creates
         # an operation, and the extra call is a visible share of a purgatory's cost.
         self.deadline = 0
@@ -169,3 +182,16 @@ class DelayedOperation(TimerTask):
         else:
             state = "pending"
         return f"<{type(self).__name__} timeout={self.timeout} {state}>"
+
+
+def _check_type(cls: type[DelayedOperation]) -> None:
+    """Refuse an operation class that compares by value (see the module docstring)."""
+    if cls.__eq__ is not object.__eq__ or cls.__hash__ is None:
+        unhashable = "is unhashable and " if cls.__hash__ is None else ""
+        raise InvalidOperationTypeError(
+            f"{cls.__qualname__} {unhashable}compares operations by value (it defines "
+            "__eq__), but a purgatory and its timer keep operations in dicts and sets by "
+            "identity. Declare it with @attrs.define(eq=False) (or @attrs.frozen(eq=False)) "
+            "if it is an attrs class; otherwise remove __eq__ and __hash__"
+        )
+    cls._type_checked = True

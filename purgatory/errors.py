@@ -51,6 +51,11 @@ class InvalidTimeoutError(PurgatoryError, ValueError):
     """A delayed operation was given a timeout that is not a non-negative integer."""
 
 
+class InvalidOperationTypeError(PurgatoryError, TypeError):
+    """A delayed operation's class cannot work in a purgatory: it compares operations by value
+    (defines ``__eq__``; attrs does unless ``eq=False``)."""
+
+
 class InvalidKeysError(PurgatoryError, ValueError):
     """``try_complete_else_watch`` was given no keys, a string as keys, or an unhashable key."""
 

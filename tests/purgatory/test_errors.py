@@ -45,6 +45,7 @@ ERROR_KINDS = [
     (purgatory.errors.InvalidPurgeIntervalError, ValueError),
     (purgatory.errors.InvalidGroupMinKeysError, ValueError),
     (purgatory.errors.InvalidTimeoutError, ValueError),
+    (purgatory.errors.InvalidOperationTypeError, TypeError),
     (purgatory.errors.InvalidKeysError, ValueError),
     (purgatory.errors.OperationAlreadyWatchedError, ValueError),
     (purgatory.errors.PurgatoryShutdownError, RuntimeError),
