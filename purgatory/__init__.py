@@ -9,6 +9,7 @@ from purgatory.delayed_operation import DelayedOperation
 from purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
 from purgatory.errors import (
     AlreadyScheduledError,
+    ClockNotCallableError,
     ClockWentBackwardsError,
     InvalidDeadlineError,
     InvalidGroupMinKeysError,
@@ -29,6 +30,7 @@ from purgatory.timing_wheel import TimerTask, TimingWheel
 
 __all__ = [
     "AlreadyScheduledError",
+    "ClockNotCallableError",
     "ClockWentBackwardsError",
     "DelayedOperation",
     "DelayedOperationPurgatory",

@@ -16,10 +16,12 @@ Completion and expiry of one operation are serialised by construction: everythin
 thread, and the completed flag is set before any callback runs, so a callback that re-enters
 the purgatory sees the operation as done.
 
-The purgatory and its timer keep operations in dicts and sets, by identity. An operation class
-that compares by value (defines ``__eq__``, as attrs classes do unless ``eq=False``) would be
-unhashable, or would make two equal operations one; such a class is refused when its first
-operation is created (a check made once per class), before any purgatory sees it.
+An operation class is checked when its first operation is created (once per class), before any
+purgatory sees it: it must implement ``try_complete`` and ``on_complete`` (an intermediate base
+class that is never instantiated need not), and must not compare by value. The purgatory and
+its timer keep operations in dicts and sets, by identity; a class that defines ``__eq__`` (as
+attrs classes do unless ``eq=False``) would be unhashable, or would make two equal operations
+one.
 
 Cancellation is the other way out: :meth:`~DelayedOperation.cancel` drops a pending operation
 without completing it (no callback runs) and takes it out of its purgatory's timer and every
@@ -185,7 +187,18 @@ class DelayedOperation(TimerTask):
 
 
 def _check_type(cls: type[DelayedOperation]) -> None:
-    """Refuse an operation class that compares by value (see the module docstring)."""
+    """Refuse an operation class that misses a method or compares by value (see the module
+    docstring)."""
+    missing = [
+        f"{name}()"
+        for name in ("try_complete", "on_complete")
+        if getattr(cls, name) is getattr(DelayedOperation, name)
+    ]
+    if missing:
+        raise InvalidOperationTypeError(
+            f"{cls.__qualname__} does not override {' nor '.join(missing)}: a DelayedOperation "
+            "subclass must implement try_complete() and on_complete()"
+        )
     if cls.__eq__ is not object.__eq__ or cls.__hash__ is None:
         unhashable = "is unhashable and " if cls.__hash__ is None else ""
         raise InvalidOperationTypeError(

@@ -64,6 +64,7 @@ DEFAULT_GROUP_MIN_KEYS = 8
 
 _PLAIN_KEY_TYPES = (tuple, list)
 _SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than with str | bytes
+_UNORDERED_KEY_TYPES = (set, frozenset)
 
 
 class DelayedOperationPurgatory(Generic[Op]):
@@ -78,8 +79,9 @@ class DelayedOperationPurgatory(Generic[Op]):
 
     Raises InvalidNameError unless ``name`` is a non-empty str, InvalidPurgeIntervalError
     unless ``purge_interval`` is an int >= 0, InvalidGroupMinKeysError unless
-    ``group_min_keys`` is an int >= 1, and the timing wheel's errors for a bad ``tick`` or
-    ``start``.
+    ``group_min_keys`` is an int >= 1, and the timing wheel's errors for a bad ``tick``,
+    ``start`` or ``clock`` (ClockNotCallableError; InvalidDeadlineError if ``clock()`` does not
+    return an int).
     """
 
     def __init__(
@@ -172,10 +174,11 @@ class DelayedOperationPurgatory(Generic[Op]):
         add it to the timer with deadline ``clock() + operation.timeout``. Returns True if the
         operation completed during this call.
 
-        Raises InvalidKeysError for empty keys, a str/bytes given as keys, or an unhashable key
-        (keys are hashed only when the operation has to be watched, i.e. not after step 1);
-        OperationAlreadyWatchedError if the operation was submitted before; and
-        PurgatoryShutdownError after :meth:`shutdown`. Nothing is watched when it raises.
+        Raises InvalidKeysError for empty keys, a str/bytes or a set given as keys, or an
+        unhashable key (keys are hashed only when the operation has to be watched, i.e. not
+        after step 1); OperationAlreadyWatchedError if the operation was submitted before (or
+        completed or cancelled before its submission); and PurgatoryShutdownError after
+        :meth:`shutdown`. Nothing is watched when it raises.
         """
         if self._shut_down:
             raise PurgatoryShutdownError(f"purgatory {self.name!r} has been shut down")
@@ -522,6 +525,12 @@ def _check_keys(keys: Sequence[Hashable]) -> None:
     if isinstance(keys, _SINGLE_KEY_TYPES):
         raise InvalidKeysError(
             f"keys must be a sequence of keys, not a single {type(keys).__name__}: {keys!r}"
+        )
+    if isinstance(keys, _UNORDERED_KEY_TYPES):
+        raise InvalidKeysError(
+            f"keys must be ordered, but a {type(keys).__name__} iterates in an arbitrary order "
+            "(for str keys it changes from run to run), which would make the watch order and "
+            f"the watch groups unpredictable; pass a list or a tuple (sorted, say): {keys!r}"
         )
     try:
         count = len(keys)

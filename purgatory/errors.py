@@ -27,6 +27,10 @@ class ClockWentBackwardsError(PurgatoryError, ValueError):
     """``advance(now)`` was called with a time earlier than the wheel's current time."""
 
 
+class ClockNotCallableError(PurgatoryError, TypeError):
+    """A wheel or purgatory was given a ``clock`` that is not callable."""
+
+
 class AlreadyScheduledError(PurgatoryError, RuntimeError):
     """A task that is already scheduled was added to a timing wheel again."""
 
@@ -52,12 +56,14 @@ class InvalidTimeoutError(PurgatoryError, ValueError):
 
 
 class InvalidOperationTypeError(PurgatoryError, TypeError):
-    """A delayed operation's class cannot work in a purgatory: it compares operations by value
-    (defines ``__eq__``; attrs does unless ``eq=False``)."""
+    """A delayed operation's class cannot work in a purgatory: it does not implement
+    ``try_complete``/``on_complete``, or it compares operations by value (defines ``__eq__``;
+    attrs does unless ``eq=False``)."""
 
 
 class InvalidKeysError(PurgatoryError, ValueError):
-    """``try_complete_else_watch`` was given no keys, a string as keys, or an unhashable key."""
+    """``try_complete_else_watch`` was given no keys, a string or a set as keys, or an
+    unhashable key."""
 
 
 class OperationAlreadyWatchedError(PurgatoryError, ValueError):

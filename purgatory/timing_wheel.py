@@ -34,6 +34,7 @@ from operator import attrgetter
 
 from purgatory.errors import (
     AlreadyScheduledError,
+    ClockNotCallableError,
     ClockWentBackwardsError,
     InvalidDeadlineError,
     InvalidStartError,
@@ -126,7 +127,8 @@ class TimingWheel:
 
     ``tick`` is the size of one tick in time units (a positive int); ``start`` is the initial
     time (a non-negative int; deadlines may be any int, those in the past are due at once).
-    ``clock()``, if given, reads the current time in the same units (see the module docstring).
+    ``clock()``, if given, reads the current time in the same units (see the module docstring);
+    it is called once here, to check that it returns an int.
 
     Costs: schedule O(1) (O(levels) to pick the level), cancel O(1), ``advance`` O(1) per slot
     processed plus O(1) per task fired or cascaded (a task cascades at most once per level),
@@ -163,6 +165,8 @@ class TimingWheel:
         _check_time("start", start)
         if start < 0:
             raise InvalidStartError(f"start must be a non-negative time, got {start}")
+        if clock is not None:
+            _check_clock(clock)
         self.tick = tick
         self._now = start
         self._elapsed = start // tick  # index of the last tick processed
@@ -399,3 +403,17 @@ class TimingWheel:
 def _check_time(name: str, value: object) -> None:
     if type(value) is not int:
         raise InvalidDeadlineError(f"{name} must be an int (time units), got {value!r}")
+
+
+def _check_clock(clock: object) -> None:
+    if not callable(clock):
+        raise ClockNotCallableError(
+            "clock must be a callable returning the current time as an int (a ManualClock, "
+            f"trio_clock(), asyncio_clock(), ...) or None, got {clock!r}"
+        )
+    now = clock()
+    if type(now) is not int:
+        raise InvalidDeadlineError(
+            f"clock() must return an int (time units), got {now!r}; for a clock in float "
+            "seconds (time.monotonic, loop.time) use purgatory.clock.LoopClock"
+        )

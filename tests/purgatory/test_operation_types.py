@@ -91,3 +91,52 @@ def test_an_attrs_operation_type_without_eq_works() -> None:
     assert (purgatory.watched, purgatory.num_delayed) == (2, 2)
     assert second.force_complete() and not first.is_completed
     assert purgatory.num_delayed == 1
+
+
+# -- a subclass that forgets a method ------------------------------------------------------
+
+
+class ForgetsTryComplete(DelayedOperation):
+    __slots__ = ()
+
+    def on_complete(self) -> None:
+        pass
+
+
+class ForgetsBoth(DelayedOperation):
+    __slots__ = ()
+
+
+class AbstractMiddle(DelayedOperation):
+    """A base for other operation types: never instantiated itself, so never refused."""
+
+    __slots__ = ()
+
+    def on_complete(self) -> None:
+        pass
+
+
+class Concrete(AbstractMiddle):
+    __slots__ = ()
+
+    def try_complete(self) -> bool:
+        return False
+
+
+def test_a_subclass_without_try_complete_is_refused_at_construction() -> None:
+    purgatory: DelayedOperationPurgatory[DelayedOperation] = DelayedOperationPurgatory("p")
+    with pytest.raises(InvalidOperationTypeError) as refused:
+        # it used to fail at submission, with an empty NotImplementedError
+        purgatory.try_complete_else_watch(ForgetsTryComplete(10), ["k"])
+    assert str(refused.value) == (
+        "ForgetsTryComplete does not override try_complete(): a DelayedOperation subclass "
+        "must implement try_complete() and on_complete()"
+    )
+    with pytest.raises(
+        InvalidOperationTypeError, match=r"override try_complete\(\) nor on_complete\(\)"
+    ):
+        ForgetsBoth(10)
+    with pytest.raises(InvalidOperationTypeError, match=r"DelayedOperation does not override"):
+        DelayedOperation(10)
+    assert (purgatory.watched, purgatory.num_delayed) == (0, 0)
+    assert Concrete(10).try_complete() is False  # an intermediate base may leave it out
