@@ -1,7 +1,8 @@
 """purgatory: a hierarchical timing wheel and a generic delayed-operation purgatory.
 
 Knows nothing about Kafka: use it for any keyed wait (long polls, acks, leases, visibility
-timeouts). Everything here is synchronous and single-threaded; time is an integer passed in.
+timeouts). Everything here is synchronous and single-threaded (but for the awaitable
+:meth:`DelayedOperationPurgatory.wait`, for trio or asyncio); time is an integer passed in.
 Real-time drivers live in :mod:`purgatory.trio_reaper` and :mod:`purgatory.asyncio_reaper`.
 """
 
@@ -21,6 +22,7 @@ from purgatory.errors import (
     InvalidTickError,
     InvalidTimeoutError,
     OperationAlreadyWatchedError,
+    OperationCancelledError,
     PurgatoryError,
     PurgatoryShutdownError,
     ReentrantAdvanceError,
@@ -45,6 +47,7 @@ __all__ = [
     "InvalidTimeoutError",
     "ManualClock",
     "OperationAlreadyWatchedError",
+    "OperationCancelledError",
     "PurgatoryError",
     "PurgatoryShutdownError",
     "ReentrantAdvanceError",

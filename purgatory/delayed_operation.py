@@ -32,6 +32,7 @@ through ``TimerTask.cancel`` itself, which nothing else calls on an operation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from purgatory.errors import InvalidOperationTypeError, InvalidTimeoutError
@@ -61,6 +62,7 @@ class DelayedOperation(TimerTask):
         "_done",
         "_expired",
         "_purgatory",
+        "_waiter",
         "_watch_order",
         "_watched_under",
         "timeout",
@@ -93,6 +95,9 @@ class DelayedOperation(TimerTask):
         self._expired = False
         self._cancelled = False
         self._purgatory: _Purgatory | None = None  # where it was submitted (only once)
+        # Called once when the operation is done (completed or cancelled), before on_complete:
+        # the wake-up of DelayedOperationPurgatory.wait, which only schedules the waiter.
+        self._waiter: Callable[[], object] | None = None
 
     # -- the subclass's part ----------------------------------------------------------------
 
@@ -123,6 +128,8 @@ class DelayedOperation(TimerTask):
         self._done = True
         if self._slot is not None:  # not when it expired: the wheel took it out already
             _leave_timer(self)
+        if self._waiter is not None:
+            self._waiter()
         self.on_complete()
         return True
 
@@ -173,6 +180,8 @@ class DelayedOperation(TimerTask):
         self._done = True
         self._cancelled = True
         _leave_timer(self)
+        if self._waiter is not None:
+            self._waiter()
 
     def __repr__(self) -> str:
         if self.is_cancelled:

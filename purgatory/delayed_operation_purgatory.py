@@ -50,8 +50,10 @@ from purgatory.errors import (
     InvalidNameError,
     InvalidPurgeIntervalError,
     OperationAlreadyWatchedError,
+    OperationCancelledError,
     PurgatoryShutdownError,
 )
+from purgatory.loop_event import current_loop_event
 from purgatory.timing_wheel import TimingWheel
 from purgatory.watch_group import WatchGroup
 
@@ -209,6 +211,33 @@ class DelayedOperationPurgatory(Generic[Op]):
                 timer.add(operation, now + operation.timeout)
         self._maybe_purge()
         return False
+
+    async def wait(self, operation: Op, keys: Sequence[Hashable]) -> bool:
+        """Submit ``operation`` (as :meth:`try_complete_else_watch`) and wait until it is done;
+        return True if it expired, False if it completed otherwise (satisfied or forced).
+
+        For trio or asyncio (whichever runs the calling task); something must expire the
+        operation in time, normally a reaper (:mod:`purgatory.trio_reaper`,
+        :mod:`purgatory.asyncio_reaper`). Returns without suspending if the operation completes
+        at submission. Its callbacks have run when this returns. Cancelling the waiting task
+        cancels the operation (:meth:`DelayedOperation.cancel`) if it is still pending. Raises
+        OperationCancelledError if someone else cancels it (its ``cancel()``,
+        :meth:`cancel_for_key`, :meth:`shutdown`), RuntimeError outside trio and asyncio, and
+        whatever :meth:`try_complete_else_watch` raises.
+        """
+        done = current_loop_event()
+        if not self.try_complete_else_watch(operation, keys) and not operation._done:
+            operation._waiter = done.set
+            try:
+                await done.wait()
+            except BaseException:  # the waiting task was cancelled (or worse)
+                operation.cancel()
+                raise
+        if operation._cancelled:
+            raise OperationCancelledError(
+                f"{operation!r} was cancelled while awaited in purgatory {self.name!r}"
+            )
+        return operation._expired
 
     def _watch(self, operation: Op, keys: Sequence[Hashable]) -> None:
         lists = self._watch_lists

@@ -71,5 +71,10 @@ class OperationAlreadyWatchedError(PurgatoryError, ValueError):
     was completed or cancelled before it was submitted."""
 
 
+class OperationCancelledError(PurgatoryError, RuntimeError):
+    """An operation awaited with ``DelayedOperationPurgatory.wait`` was cancelled by someone else
+    (its ``cancel()``, ``cancel_for_key`` or ``shutdown``) before it completed."""
+
+
 class PurgatoryShutdownError(PurgatoryError, RuntimeError):
     """An operation was submitted to a purgatory after ``shutdown()``."""

@@ -50,6 +50,7 @@ ERROR_KINDS = [
     (purgatory.errors.InvalidOperationTypeError, TypeError),
     (purgatory.errors.InvalidKeysError, ValueError),
     (purgatory.errors.OperationAlreadyWatchedError, ValueError),
+    (purgatory.errors.OperationCancelledError, RuntimeError),
     (purgatory.errors.PurgatoryShutdownError, RuntimeError),
 ]
 
