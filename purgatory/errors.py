@@ -23,6 +23,10 @@ class InvalidDeadlineError(PurgatoryError, TypeError):
     """A deadline or time value is not an integer."""
 
 
+class InvalidDelayError(PurgatoryError, ValueError):
+    """``TimingWheel.call_later`` was given a delay that is not a non-negative integer."""
+
+
 class ClockWentBackwardsError(PurgatoryError, ValueError):
     """``advance(now)`` was called with a time earlier than the wheel's current time."""
 

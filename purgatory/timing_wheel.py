@@ -19,10 +19,11 @@ slot it empties it: tasks due now fire, the rest cascade to lower levels.
 
 Two times: :attr:`~TimingWheel.now` is how far the wheel has been advanced; the wheel's
 :attr:`~TimingWheel.clock`, when it has one, is the current time that relative delays count
-from (a purgatory's timeouts). Without a clock they count from ``now``, which is right when
-whoever advances the wheel owns the time (a simulator), and wrong when a real-time reaper does:
-the reaper advances the wheel only when something is due, so ``now`` lags. That is why a
-reaper binds the wheel it drives to its own clock (:class:`purgatory.clock.Reaper`).
+from (:meth:`~TimingWheel.call_later`, a purgatory's timeouts). Without a clock they count
+from ``now``, which is right when whoever advances the wheel owns the time (a simulator), and
+wrong when a real-time reaper does: the reaper advances the wheel only when something is due,
+so ``now`` lags. That is why a reaper binds the wheel it drives to its own clock
+(:class:`purgatory.clock.Reaper`).
 
 The wheel is single-threaded, synchronous code: nothing happens between calls.
 """
@@ -30,13 +31,16 @@ The wheel is single-threaded, synchronous code: nothing happens between calls.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from operator import attrgetter
+from typing import TypeVarTuple
 
 from purgatory.errors import (
     AlreadyScheduledError,
     ClockNotCallableError,
     ClockWentBackwardsError,
     InvalidDeadlineError,
+    InvalidDelayError,
     InvalidStartError,
     InvalidTickError,
     ReentrantAdvanceError,
@@ -48,6 +52,8 @@ _BITS = 6  # 64 slots per level
 _SLOTS = 1 << _BITS
 _MASK = _SLOTS - 1
 _DUE = -1  # level number of the slot holding tasks that are due
+
+_Args = TypeVarTuple("_Args")
 
 _by_deadline = attrgetter("deadline")
 _new_task = object.__new__  # allocates a task without calling its __init__
@@ -241,6 +247,21 @@ class TimingWheel:
         """Re-arm ``task`` to ``deadline``, whether it is scheduled, fired or cancelled."""
         TimerTask.cancel(task)  # the timer entry only, even if a subclass overrides cancel
         self.add(task, deadline)
+
+    def call_later(
+        self, delay: int, callback: Callable[[*_Args], object], *args: *_Args
+    ) -> TimerTask:
+        """Call ``callback(*args)`` ``delay`` time units from now; return the task (to cancel).
+
+        Now is the wheel's :attr:`clock` when it has one, else :attr:`now` (see the module
+        docstring); the task fires like any other, at the deadline rounded up to the tick.
+        Raises InvalidDelayError unless ``delay`` is an int >= 0.
+        """
+        if type(delay) is not int or delay < 0:
+            raise InvalidDelayError(f"delay must be a non-negative int (time units), got {delay!r}")
+        clock = self._clock
+        now = self._now if clock is None else clock()
+        return self.schedule(now + delay, partial(callback, *args) if args else callback)
 
     def notify_when_earlier(self, time: int, callback: Callable[[], None] | None) -> None:
         """Call ``callback()`` once, as soon as a task with a deadline before ``time`` is added.

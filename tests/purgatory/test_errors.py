@@ -39,6 +39,7 @@ ERROR_KINDS = [
     (purgatory.errors.InvalidTickError, ValueError),
     (purgatory.errors.InvalidStartError, ValueError),
     (purgatory.errors.InvalidDeadlineError, TypeError),
+    (purgatory.errors.InvalidDelayError, ValueError),
     (purgatory.errors.ClockWentBackwardsError, ValueError),
     (purgatory.errors.ClockNotCallableError, TypeError),
     (purgatory.errors.AlreadyScheduledError, RuntimeError),

@@ -109,3 +109,16 @@ def test_asyncio_reaper_binds_the_purgatory_and_refuses_another_clock() -> None:
         return early, operation.is_expired
 
     assert asyncio.run(main()) == (False, True)
+
+
+async def test_call_later_on_a_wheel_driven_by_a_reaper_counts_from_the_loops_time(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    clock = trio_clock()
+    wheel = TimingWheel()
+    fired: list[int] = []
+    async with open_trio_reaper(wheel, clock):
+        await trio.sleep(5)  # nothing due: the wheel's own time stays at 0 meanwhile
+        wheel.call_later(100, lambda: fired.append(clock()))
+        await trio.sleep(1)
+    assert fired == [5100]
