@@ -13,8 +13,16 @@ Import :class:`ClusterStateMachine` and run it against your changes::
 (or subclass it and expose ``YourSubclass.TestCase`` to pytest, as
 ``tests/cluster/test_state_machine.py`` does).
 
-The machine runs 3 real brokers (RF 3, ``min.insync.replicas`` 2, one topic of 2
-partitions) over an :class:`~cluster.transport.ImmediateTransport` that holds follower
+By default the machine runs 3 real brokers (RF 3, ``min.insync.replicas`` 2, one topic of 2
+partitions). Hypothesis creates a machine without arguments, so to change that, subclass it
+and pass the number of brokers, the replication factor, ``min.insync.replicas`` and a
+:class:`~replica.config.BrokerConfig` to ``__init__``::
+
+    class FiveBrokers(ClusterStateMachine):
+        def __init__(self) -> None:
+            super().__init__(brokers=5, replication_factor=3, min_insync_replicas=2)
+
+The brokers talk over an :class:`~cluster.transport.ImmediateTransport` that holds follower
 fetches: clients' and the controller's messages are delivered at once, but every follower
 fetch waits until the machine delivers it, so hypothesis chooses how far each follower lags.
 Rules: produces (acks -1/0/1, various
@@ -57,12 +65,20 @@ from replica.errors import Errors
 from replica.replica_manager import ReplicaManager
 from replica.types import TopicPartition
 
-__all__ = ["ClusterStateMachine", "log_contents"]
+__all__ = ["DEFAULT_BROKER_CONFIG", "ClusterStateMachine", "log_contents"]
 
 BROKERS = 3
 TOPIC = "events"
 PARTITIONS = 2
 MIN_INSYNC_REPLICAS = 2
+
+DEFAULT_BROKER_CONFIG = BrokerConfig(
+    min_insync_replicas=MIN_INSYNC_REPLICAS,
+    replica_lag_time_max_ms=2_000,
+    replica_fetch_backoff_ms=100,
+)
+"""The machine's broker settings unless it is given others: a short lag limit and back-off, so
+that ISR changes happen within a few steps."""
 
 
 def log_contents(replica_manager: ReplicaManager, tp: TopicPartition) -> dict[int, bytes | None]:
@@ -90,20 +106,32 @@ class _Tracked:
 
 
 class ClusterStateMachine(RuleBasedStateMachine):
-    """See the module docstring."""
+    """See the module docstring.
 
-    def __init__(self) -> None:
+    ``brokers`` brokers (ids 0 to ``brokers - 1``) host the topic with ``replication_factor``
+    replicas per partition (at most ``brokers``). ``broker_config`` (default
+    :data:`DEFAULT_BROKER_CONFIG`) is every broker's configuration; ``min_insync_replicas``, if
+    given, replaces its ``min_insync_replicas``.
+    """
+
+    def __init__(
+        self,
+        *,
+        brokers: int = BROKERS,
+        replication_factor: int = BROKERS,
+        min_insync_replicas: int | None = None,
+        broker_config: BrokerConfig = DEFAULT_BROKER_CONFIG,
+    ) -> None:
         super().__init__()
+        if min_insync_replicas is not None:
+            broker_config = attrs.evolve(broker_config, min_insync_replicas=min_insync_replicas)
+        self.brokers = brokers
+        self.replication_factor = replication_factor
+        self.min_insync_replicas = broker_config.min_insync_replicas
         self.transport = ImmediateTransport(hold=_is_follower_fetch)
-        config = KafkaConfig(
-            broker=BrokerConfig(
-                min_insync_replicas=MIN_INSYNC_REPLICAS,
-                replica_lag_time_max_ms=2_000,
-                replica_fetch_backoff_ms=100,
-            )
-        )
+        config = KafkaConfig(broker=broker_config)
         self.cluster = Cluster(
-            BROKERS, config=config, transport=self.transport, create_offsets_topic=False
+            brokers, config=config, transport=self.transport, create_offsets_topic=False
         )
         self.client = Client(self.cluster)
         self.partitions = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
@@ -119,7 +147,7 @@ class ClusterStateMachine(RuleBasedStateMachine):
         self.values = itertools.count()
         for node in self.cluster.brokers.values():
             node.request_channel.add_listener(partial(self._on_response, node.broker_id))
-        self.cluster.create_topic(TOPIC, PARTITIONS, BROKERS)
+        self.cluster.create_topic(TOPIC, PARTITIONS, replication_factor)
 
     def _violation(self, message: str) -> None:
         self.violations.append(f"t={self.cluster.clock.now}: {message}")
@@ -147,7 +175,7 @@ class ClusterStateMachine(RuleBasedStateMachine):
             if result.error is not Errors.NONE:
                 continue
             isr = rm.isr(tp) or ()
-            if len(isr) < MIN_INSYNC_REPLICAS:
+            if len(isr) < self.min_insync_replicas:
                 self._violation(f"acks=all success on {tp} with ISR {isr}")
             expected = {
                 result.base_offset + i: record.value for i, record in enumerate(request.records[tp])
@@ -237,9 +265,13 @@ class ClusterStateMachine(RuleBasedStateMachine):
 
     # -- rules: faults and elections ----------------------------------------------------------
 
+    def _draw_broker(self, data: st.DataObject) -> int:
+        return data.draw(st.integers(0, self.brokers - 1), label="broker")
+
     @precondition(lambda self: self.stalled is None)
-    @rule(broker_id=st.integers(0, BROKERS - 1))
-    def stall_follower(self, broker_id: int) -> None:
+    @rule(data=st.data())
+    def stall_follower(self, data: st.DataObject) -> None:
+        broker_id = self._draw_broker(data)
         self.cluster.pause_fetchers(broker_id)
         self.stalled = broker_id
 
@@ -250,9 +282,10 @@ class ClusterStateMachine(RuleBasedStateMachine):
         self.cluster.resume_fetchers(self.stalled)
         self.stalled = None
 
-    @precondition(lambda self: len(self.stopped) < BROKERS - 1)
-    @rule(broker_id=st.integers(0, BROKERS - 1))
-    def stop_broker(self, broker_id: int) -> None:
+    @precondition(lambda self: len(self.stopped) < self.brokers - 1)
+    @rule(data=st.data())
+    def stop_broker(self, data: st.DataObject) -> None:
+        broker_id = self._draw_broker(data)
         if broker_id not in self.stopped:
             self.cluster.stop_broker(broker_id)
             self.stopped.add(broker_id)

@@ -3,7 +3,7 @@
 Usage::
 
     clock = asyncio_clock()  # milliseconds; reads 0 now
-    purgatory = DelayedOperationPurgatory("produce", clock=clock)
+    purgatory = DelayedOperationPurgatory("produce")  # the reaper binds it to its clock
     async with open_asyncio_reaper(purgatory, clock):
         purgatory.try_complete_else_watch(operation, ["key"])  # expires at its deadline
 
@@ -41,9 +41,11 @@ class AsyncioReaper(Reaper):
     """An expiry reaper for asyncio; run :meth:`run` as a task, or use
     :func:`open_asyncio_reaper`. Create it inside the running loop.
 
-    ``clock`` must come from :func:`asyncio_clock` on the same loop; a purgatory driven by the
-    reaper must use the same clock. Raises InvalidClockError for a clock of another time
-    source and InvalidReaperArgumentError for a bad ``target`` or ``on_error``.
+    ``clock`` must come from :func:`asyncio_clock` on the same loop; the reaper binds the
+    purgatory (or wheel) it drives to it. Raises InvalidClockError for a clock of another time
+    source, ClockMismatchError for a target that reads another clock (see
+    :mod:`purgatory.clock`) and InvalidReaperArgumentError for a bad ``target`` or
+    ``on_error``.
     """
 
     __slots__ = ()

@@ -13,9 +13,18 @@ wakes, however awkward ``u`` and ``o`` are: float rounding can never make it wak
 ``deadline - 1`` and spin.
 
 :class:`Reaper` is the half of an expiry reaper that does not depend on the event loop: it
-advances the wheel (or purgatory), handles errors raised by callbacks, and arms the wheel's
-early wake-up. :mod:`purgatory.trio_reaper` and :mod:`purgatory.asyncio_reaper` add only the
-loop-specific sleep.
+binds the wheel to its clock, advances the wheel (or purgatory), handles errors raised by
+callbacks, and arms the wheel's early wake-up. :mod:`purgatory.trio_reaper` and
+:mod:`purgatory.asyncio_reaper` add only the loop-specific sleep.
+
+Binding: deadlines must be counted from the clock the reaper sleeps on. A reaper advances its
+wheel only when something is due, so the wheel's own time (the default clock of a purgatory)
+lags real time, and an operation timed from it would be due at once. So the reaper owns the
+clock: it binds a wheel (a purgatory's timer) that has no clock to its own, for good -- the
+loop's time stays the right time source after the reaper stops -- and refuses, with
+:class:`ClockMismatchError`, a wheel that reads another clock (given as ``clock=``, or bound
+by a reaper on another clock) or whose time is already ahead of the clock. Refusing rather
+than rebinding keeps every deadline of a wheel on one time scale.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from purgatory.timing_wheel import TimingWheel
 __all__ = [
     "MAX_UNITS_PER_SECOND",
     "NEVER_SECONDS",
+    "ClockMismatchError",
     "InvalidClockError",
     "InvalidReaperArgumentError",
     "LoopClock",
@@ -55,6 +65,11 @@ _logger = logging.getLogger("purgatory.reaper")
 
 class InvalidClockError(PurgatoryError, ValueError):
     """A clock was given a bad ``units_per_second``, or a reaper a clock of another loop."""
+
+
+class ClockMismatchError(InvalidClockError):
+    """A reaper was given a wheel or purgatory that reads a clock other than the reaper's, or
+    whose time is ahead of it (see the module docstring)."""
 
 
 class InvalidReaperArgumentError(PurgatoryError, TypeError):
@@ -168,6 +183,7 @@ class Reaper:
     :class:`~purgatory.DelayedOperationPurgatory` whose ``advance_clock`` it calls) from
     ``clock``: sleep until the wheel's next deadline, wake early when an earlier deadline is
     added, advance to ``max(clock(), wheel.now)``, repeat. At most one reaper may drive a wheel.
+    Creating the reaper binds the wheel to ``clock`` (see the module docstring).
 
     Errors: an ``Exception`` raised by a timer callback is passed to ``on_error`` (default
     :func:`log_callback_error`) and the reaper advances again at once, so the tasks due in the
@@ -209,6 +225,7 @@ class Reaper:
             raise InvalidReaperArgumentError(
                 f"on_error must be a callable taking the exception, or None; got {on_error!r}"
             )
+        _bind(self._wheel, clock, target)
         self.clock = clock
         self.on_error: Callable[[Exception], object] = (
             on_error if on_error is not None else log_callback_error
@@ -273,6 +290,33 @@ class Reaper:
                 self.on_error(exc)
             else:
                 return
+
+
+def _bind(wheel: TimingWheel, clock: LoopClock, target: object) -> None:
+    """Bind ``wheel`` to ``clock``, or raise ClockMismatchError (see the module docstring)."""
+    if isinstance(target, DelayedOperationPurgatory):
+        kind, what = "purgatory", f"purgatory {target.name!r}"
+    else:
+        kind, what = "wheel", "the timing wheel"
+    bound = wheel._clock
+    if bound is None:
+        now = clock()
+        if wheel.now > now:
+            raise ClockMismatchError(
+                f"{what}'s time {wheel.now} is ahead of the reaper's clock ({now}): every "
+                "deadline counted from the clock would be due at once. Start the clock at the "
+                f"{kind}'s time (trio_clock(start={wheel.now}) or asyncio_clock(start="
+                f"{wheel.now})), or create the {kind} with start={now}"
+            )
+        wheel._clock = clock
+    elif bound != clock:
+        raise ClockMismatchError(
+            f"{what} reads its deadlines from {bound!r}, but this reaper advances it by "
+            f"{clock!r}: operations would expire at the wrong time. Create the {kind} without "
+            f"clock= (the reaper binds it to its own clock) or with clock=<the reaper's clock>; "
+            f"a {kind} bound to an earlier reaper's clock keeps it: create a new {kind} for a "
+            "new clock"
+        )
 
 
 @contextmanager

@@ -15,14 +15,38 @@ The completion protocol (as in Kafka's ``DelayedOperation``):
 Completion and expiry of one operation are serialised by construction: everything runs on one
 thread, and the completed flag is set before any callback runs, so a callback that re-enters
 the purgatory sees the operation as done.
+
+An operation class is checked when its first operation is created (once per class), before any
+purgatory sees it: it must implement ``try_complete`` and ``on_complete`` (an intermediate base
+class that is never instantiated need not), and must not compare by value. The purgatory and
+its timer keep operations in dicts and sets, by identity; a class that defines ``__eq__`` (as
+attrs classes do unless ``eq=False``) would be unhashable, or would make two equal operations
+one.
+
+Cancellation is the other way out: :meth:`~DelayedOperation.cancel` drops a pending operation
+without completing it (no callback runs) and takes it out of its purgatory's timer and every
+watch list at once. An operation is a :class:`~purgatory.TimerTask` only for the wheel's sake:
+it overrides ``cancel``, and leaves the timer alone (on completion, or inside ``cancel``)
+through ``TimerTask.cancel`` itself, which nothing else calls on an operation.
 """
 
 from __future__ import annotations
 
-from purgatory.errors import InvalidTimeoutError
+from collections.abc import Callable
+from typing import Protocol
+
+from purgatory.errors import InvalidOperationTypeError, InvalidTimeoutError
 from purgatory.timing_wheel import TimerTask
 
 __all__ = ["DelayedOperation"]
+
+_leave_timer = TimerTask.cancel  # the timer-only removal (TimerTask.cancel, not the override)
+
+
+class _Purgatory(Protocol):
+    """What an operation needs of the purgatory holding it (a DelayedOperationPurgatory)."""
+
+    def _cancel(self, operation: DelayedOperation, /) -> None: ...
 
 
 class DelayedOperation(TimerTask):
@@ -33,11 +57,31 @@ class DelayedOperation(TimerTask):
     fixed when the purgatory starts watching the operation.
     """
 
-    __slots__ = ("_cancelled", "_done", "_expired", "_watch_order", "_watched", "timeout")
+    __slots__ = (
+        "_cancelled",
+        "_done",
+        "_expired",
+        "_purgatory",
+        "_waiter",
+        "_watch_order",
+        "_watched_under",
+        "timeout",
+    )
 
-    _watch_order: int  # set by the purgatory when it watches the operation
+    # Set by the purgatory when it watches the operation: its watch order, and where it
+    # watches it (its keys, a tuple, or its WatchGroup; unset before, see cancel()).
+    _watch_order: int
+    _watched_under: object
+
+    _type_checked = False  # set on each class by _check_type() (see the module docstring)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._type_checked = False  # a subclass is checked on its own
 
     def __init__(self, timeout: int) -> None:
+        if not self._type_checked:
+            _check_type(type(self))
         # TimerTask's fields, set here rather than by super().__init__(): every request creates
         # an operation, and the extra call is a visible share of a purgatory's cost.
         self.deadline = 0
@@ -50,7 +94,10 @@ class DelayedOperation(TimerTask):
         self._done = False  # completed (by any path) or cancelled: nothing more will happen
         self._expired = False
         self._cancelled = False
-        self._watched = False  # set once a purgatory watches it; an operation is watched once
+        self._purgatory: _Purgatory | None = None  # where it was submitted (only once)
+        # Called once when the operation is done (completed or cancelled), before on_complete:
+        # the wake-up of DelayedOperationPurgatory.wait, which only schedules the waiter.
+        self._waiter: Callable[[], object] | None = None
 
     # -- the subclass's part ----------------------------------------------------------------
 
@@ -79,8 +126,29 @@ class DelayedOperation(TimerTask):
         if self._done:
             return False
         self._done = True
-        self.cancel()
+        if self._slot is not None:  # not when it expired: the wheel took it out already
+            _leave_timer(self)
+        if self._waiter is not None:
+            self._waiter()
         self.on_complete()
+        return True
+
+    def cancel(self) -> bool:
+        """Drop the operation without completing it: no callback runs, ever.
+
+        A watched operation leaves its purgatory's timer and every watch list (its keys' lists
+        or its watch group) at once, and the purgatory's ``watched`` and ``num_delayed`` drop
+        accordingly. Returns True if this call cancelled the operation, False if it had already
+        completed or been cancelled. An operation cancelled before it was submitted cannot be
+        submitted. Safe to call from any callback.
+        """
+        if self._done:
+            return False
+        purgatory = self._purgatory
+        if purgatory is None:
+            self._cancel_without_completing()
+        else:
+            purgatory._cancel(self)
         return True
 
     def run(self) -> None:
@@ -107,10 +175,13 @@ class DelayedOperation(TimerTask):
         return self._cancelled
 
     def _cancel_without_completing(self) -> None:
-        """Drop the operation: no completion will ever run (``cancel_for_key``, ``shutdown``)."""
+        """Mark the operation cancelled and take it out of the timer (its watch lists are the
+        purgatory's business): no completion will ever run."""
         self._done = True
         self._cancelled = True
-        self.cancel()
+        _leave_timer(self)
+        if self._waiter is not None:
+            self._waiter()
 
     def __repr__(self) -> str:
         if self.is_cancelled:
@@ -122,3 +193,27 @@ class DelayedOperation(TimerTask):
         else:
             state = "pending"
         return f"<{type(self).__name__} timeout={self.timeout} {state}>"
+
+
+def _check_type(cls: type[DelayedOperation]) -> None:
+    """Refuse an operation class that misses a method or compares by value (see the module
+    docstring)."""
+    missing = [
+        f"{name}()"
+        for name in ("try_complete", "on_complete")
+        if getattr(cls, name) is getattr(DelayedOperation, name)
+    ]
+    if missing:
+        raise InvalidOperationTypeError(
+            f"{cls.__qualname__} does not override {' nor '.join(missing)}: a DelayedOperation "
+            "subclass must implement try_complete() and on_complete()"
+        )
+    if cls.__eq__ is not object.__eq__ or cls.__hash__ is None:
+        unhashable = "is unhashable and " if cls.__hash__ is None else ""
+        raise InvalidOperationTypeError(
+            f"{cls.__qualname__} {unhashable}compares operations by value (it defines "
+            "__eq__), but a purgatory and its timer keep operations in dicts and sets by "
+            "identity. Declare it with @attrs.define(eq=False) (or @attrs.frozen(eq=False)) "
+            "if it is an attrs class; otherwise remove __eq__ and __hash__"
+        )
+    cls._type_checked = True

@@ -29,6 +29,10 @@ Errors: an exception raised by an operation's callbacks propagates to the caller
 consistent again: the raising operation counts as completed, operations not tried yet stay
 watched (and timed), and the metrics are exact.
 
+Cancelling one operation (:meth:`DelayedOperation.cancel`) is eager, unlike completion: the
+operation knows its keys (or its group), so it leaves every list at once, in O(length of
+those lists), and ``watched`` and ``num_delayed`` are exact right away.
+
 Shutdown: like Kafka, :meth:`~DelayedOperationPurgatory.shutdown` does not complete pending
 operations; it cancels them and returns them so their owner can answer them if it wants to.
 """
@@ -46,8 +50,10 @@ from purgatory.errors import (
     InvalidNameError,
     InvalidPurgeIntervalError,
     OperationAlreadyWatchedError,
+    OperationCancelledError,
     PurgatoryShutdownError,
 )
+from purgatory.loop_event import current_loop_event
 from purgatory.timing_wheel import TimingWheel
 from purgatory.watch_group import WatchGroup
 
@@ -60,6 +66,7 @@ DEFAULT_GROUP_MIN_KEYS = 8
 
 _PLAIN_KEY_TYPES = (tuple, list)
 _SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than with str | bytes
+_UNORDERED_KEY_TYPES = (set, frozenset)
 
 
 class DelayedOperationPurgatory(Generic[Op]):
@@ -69,14 +76,16 @@ class DelayedOperationPurgatory(Generic[Op]):
     up to the tick, never early: see :meth:`TimingWheel.add`), ``start`` its initial time
     (>= 0). ``clock()`` gives the time used to compute an operation's deadline (``clock() +
     op.timeout``); by default it is the timer's time, i.e. the last :meth:`advance_clock`,
-    which is what a simulator wants. A real-time driver passes a clock that reads its own
-    time source. Operations with at least ``group_min_keys`` keys (an int >= 1) are watched as
-    groups.
+    which is what a simulator wants. A real-time reaper binds a purgatory created without
+    ``clock=`` to its own clock, and refuses one that reads another clock (see
+    :class:`purgatory.clock.Reaper`). Operations with at least ``group_min_keys`` keys (an int
+    >= 1) are watched as groups.
 
     Raises InvalidNameError unless ``name`` is a non-empty str, InvalidPurgeIntervalError
     unless ``purge_interval`` is an int >= 0, InvalidGroupMinKeysError unless
-    ``group_min_keys`` is an int >= 1, and the timing wheel's errors for a bad ``tick`` or
-    ``start``.
+    ``group_min_keys`` is an int >= 1, and the timing wheel's errors for a bad ``tick``,
+    ``start`` or ``clock`` (ClockNotCallableError; InvalidDeadlineError if ``clock()`` does not
+    return an int).
     """
 
     def __init__(
@@ -102,8 +111,8 @@ class DelayedOperationPurgatory(Generic[Op]):
         self.name = name
         self.purge_interval = purge_interval
         self.group_min_keys = group_min_keys
-        self.timer = TimingWheel(tick, start=start)
-        self._clock = clock  # None: the timer's time (read directly on the hot path)
+        # The timer holds the clock (None: its own time), so that a reaper can bind it.
+        self.timer = TimingWheel(tick, start=start, clock=clock)
         # Operations with fewer than group_min_keys keys: one list per key.
         self._watch_lists: defaultdict[Hashable, list[Op]] = defaultdict(list)
         # The others: one group per distinct keys tuple, indexed under each of its keys.
@@ -138,7 +147,8 @@ class DelayedOperationPurgatory(Generic[Op]):
     @property
     def now(self) -> int:
         """The purgatory's current time, as its clock reports it."""
-        return self.timer.now if self._clock is None else self._clock()
+        clock = self.timer._clock
+        return self.timer._now if clock is None else clock()
 
     def next_deadline(self) -> int | None:
         """The earliest time at which :meth:`advance_clock` expires something, or None."""
@@ -168,20 +178,19 @@ class DelayedOperationPurgatory(Generic[Op]):
         add it to the timer with deadline ``clock() + operation.timeout``. Returns True if the
         operation completed during this call.
 
-        Raises InvalidKeysError for empty keys, a str/bytes given as keys, or an unhashable key
-        (keys are hashed only when the operation has to be watched, i.e. not after step 1);
-        OperationAlreadyWatchedError if the operation was submitted before; and
-        PurgatoryShutdownError after :meth:`shutdown`. Nothing is watched when it raises.
+        Raises InvalidKeysError for empty keys, a str/bytes or a set given as keys, or an
+        unhashable key (keys are hashed only when the operation has to be watched, i.e. not
+        after step 1); OperationAlreadyWatchedError if the operation was submitted before (or
+        completed or cancelled before its submission); and PurgatoryShutdownError after
+        :meth:`shutdown`. Nothing is watched when it raises.
         """
         if self._shut_down:
             raise PurgatoryShutdownError(f"purgatory {self.name!r} has been shut down")
-        if operation._watched:
-            raise OperationAlreadyWatchedError(
-                f"{operation!r} was already submitted to a purgatory; create a new operation"
-            )
+        if operation._purgatory is not None or operation._done:
+            raise _resubmission_error(operation)
         if not (type(keys) in _PLAIN_KEY_TYPES and keys):  # the usual keys need no more checks
             _check_keys(keys)
-        operation._watched = True
+        operation._purgatory = self
         if operation.try_complete():
             return True
         if len(keys) < self.group_min_keys:
@@ -199,10 +208,38 @@ class DelayedOperationPurgatory(Generic[Op]):
             if not operation._done:
                 timer = self.timer
                 # The purgatory's time (see `now`), without two Python calls in the default case.
-                now = timer._now if self._clock is None else self._clock()
+                clock = timer._clock
+                now = timer._now if clock is None else clock()
                 timer.add(operation, now + operation.timeout)
         self._maybe_purge()
         return False
+
+    async def wait(self, operation: Op, keys: Sequence[Hashable]) -> bool:
+        """Submit ``operation`` (as :meth:`try_complete_else_watch`) and wait until it is done;
+        return True if it expired, False if it completed otherwise (satisfied or forced).
+
+        For trio or asyncio (whichever runs the calling task); something must expire the
+        operation in time, normally a reaper (:mod:`purgatory.trio_reaper`,
+        :mod:`purgatory.asyncio_reaper`). Returns without suspending if the operation completes
+        at submission. Its callbacks have run when this returns. Cancelling the waiting task
+        cancels the operation (:meth:`DelayedOperation.cancel`) if it is still pending. Raises
+        OperationCancelledError if someone else cancels it (its ``cancel()``,
+        :meth:`cancel_for_key`, :meth:`shutdown`), RuntimeError outside trio and asyncio, and
+        whatever :meth:`try_complete_else_watch` raises.
+        """
+        done = current_loop_event()
+        if not self.try_complete_else_watch(operation, keys) and not operation._done:
+            operation._waiter = done.set
+            try:
+                await done.wait()
+            except BaseException:  # the waiting task was cancelled (or worse)
+                operation.cancel()
+                raise
+        if operation._cancelled:
+            raise OperationCancelledError(
+                f"{operation!r} was cancelled while awaited in purgatory {self.name!r}"
+            )
+        return operation._expired
 
     def _watch(self, operation: Op, keys: Sequence[Hashable]) -> None:
         lists = self._watch_lists
@@ -213,8 +250,10 @@ class DelayedOperationPurgatory(Generic[Op]):
                 lists[key].append(operation)
         except TypeError:
             self._unwatch_prefix(operation, keys)
-            operation._watched = False
+            operation._purgatory = None
             raise _unhashable_keys_error(keys) from None
+        # A copy: the caller may reuse its list, and cancel() must find every entry.
+        operation._watched_under = keys if type(keys) is tuple else tuple(keys)
 
     def _unwatch_prefix(self, operation: Op, keys: Sequence[Hashable]) -> None:
         """Undo a partial :meth:`_watch` that stopped at the first unhashable key."""
@@ -232,11 +271,12 @@ class DelayedOperationPurgatory(Generic[Op]):
         try:
             group = self._groups.get(group_keys)  # hashes every key: nothing changes if one fails
         except TypeError:
-            operation._watched = False
+            operation._purgatory = None
             raise _unhashable_keys_error(keys) from None
         if group is None:
             group = self._add_group(group_keys)
         group.operations.append(operation)
+        operation._watched_under = group
 
     def check_and_complete(self, key: Hashable) -> int:
         """Try to complete every operation watched under ``key``; return how many completed.
@@ -301,6 +341,43 @@ class DelayedOperationPurgatory(Generic[Op]):
             operation._cancel_without_completing()
         pending.sort(key=_by_watch_order)
         return pending
+
+    def _cancel(self, operation: DelayedOperation, /) -> None:
+        """Cancel pending ``operation`` (:meth:`DelayedOperation.cancel`): out of the timer and
+        of every watch list, with exact metrics.
+
+        A pending operation is in the list of each of its keys (or in its group): only
+        cancelling it (this, ``cancel_for_key``, ``shutdown``) takes it out. The lists are
+        replaced, not edited in place, so that a ``check_and_complete`` walking one (the
+        cancel came from a callback) does not see its positions shift.
+        """
+        operation._cancel_without_completing()
+        # Unset when it was cancelled during its first try_complete, before it was watched.
+        under = getattr(operation, "_watched_under", None)
+        if isinstance(under, WatchGroup):
+            live = [op for op in under.operations if op is not operation]
+            self._watched -= len(under.keys)
+            if live:
+                under.operations = live
+            else:
+                self._drop_group(under)
+        elif isinstance(under, tuple):
+            self._unwatch(operation, under)
+        else:  # never watched
+            return
+        self._estimated_watched_ops -= 1  # it will not linger in any list
+
+    def _unwatch(self, operation: DelayedOperation, keys: tuple[Hashable, ...]) -> None:
+        """Take ``operation`` out of the list of each of ``keys`` (see :meth:`_cancel`)."""
+        lists = self._watch_lists
+        for key in dict.fromkeys(keys):
+            watchers = lists[key]
+            live = [op for op in watchers if op is not operation]
+            self._watched -= len(watchers) - len(live)
+            if live:
+                lists[key] = live
+            else:
+                del lists[key]
 
     def advance_clock(self, now: int) -> int:
         """Advance the timer to ``now``, expiring every operation whose deadline has passed.
@@ -445,6 +522,18 @@ def _pending(operations: Iterable[Op]) -> list[Op]:
     return [operation for operation in operations if not operation._done]
 
 
+def _resubmission_error(operation: DelayedOperation) -> OperationAlreadyWatchedError:
+    if operation._purgatory is not None:
+        done = "was already submitted to a purgatory"
+    elif operation._cancelled:
+        done = "was cancelled before it was submitted"
+    else:
+        done = "was completed before it was submitted"
+    return OperationAlreadyWatchedError(
+        f"{operation!r} {done}; an operation is submitted once: create a new one"
+    )
+
+
 def _unhashable_keys_error(keys: Sequence[Hashable]) -> InvalidKeysError:
     return InvalidKeysError(
         f"every key must be hashable; got {[k for k in keys if not _hashable(k)]!r}"
@@ -467,6 +556,12 @@ def _check_keys(keys: Sequence[Hashable]) -> None:
     if isinstance(keys, _SINGLE_KEY_TYPES):
         raise InvalidKeysError(
             f"keys must be a sequence of keys, not a single {type(keys).__name__}: {keys!r}"
+        )
+    if isinstance(keys, _UNORDERED_KEY_TYPES):
+        raise InvalidKeysError(
+            f"keys must be ordered, but a {type(keys).__name__} iterates in an arbitrary order "
+            "(for str keys it changes from run to run), which would make the watch order and "
+            f"the watch groups unpredictable; pass a list or a tuple (sorted, say): {keys!r}"
         )
     try:
         count = len(keys)

@@ -23,8 +23,16 @@ class InvalidDeadlineError(PurgatoryError, TypeError):
     """A deadline or time value is not an integer."""
 
 
+class InvalidDelayError(PurgatoryError, ValueError):
+    """``TimingWheel.call_later`` was given a delay that is not a non-negative integer."""
+
+
 class ClockWentBackwardsError(PurgatoryError, ValueError):
     """``advance(now)`` was called with a time earlier than the wheel's current time."""
+
+
+class ClockNotCallableError(PurgatoryError, TypeError):
+    """A wheel or purgatory was given a ``clock`` that is not callable."""
 
 
 class AlreadyScheduledError(PurgatoryError, RuntimeError):
@@ -51,12 +59,25 @@ class InvalidTimeoutError(PurgatoryError, ValueError):
     """A delayed operation was given a timeout that is not a non-negative integer."""
 
 
+class InvalidOperationTypeError(PurgatoryError, TypeError):
+    """A delayed operation's class cannot work in a purgatory: it does not implement
+    ``try_complete``/``on_complete``, or it compares operations by value (defines ``__eq__``;
+    attrs does unless ``eq=False``)."""
+
+
 class InvalidKeysError(PurgatoryError, ValueError):
-    """``try_complete_else_watch`` was given no keys, a string as keys, or an unhashable key."""
+    """``try_complete_else_watch`` was given no keys, a string or a set as keys, or an
+    unhashable key."""
 
 
 class OperationAlreadyWatchedError(PurgatoryError, ValueError):
-    """The same delayed operation was passed to ``try_complete_else_watch`` twice."""
+    """The same delayed operation was passed to ``try_complete_else_watch`` twice, or one that
+    was completed or cancelled before it was submitted."""
+
+
+class OperationCancelledError(PurgatoryError, RuntimeError):
+    """An operation awaited with ``DelayedOperationPurgatory.wait`` was cancelled by someone else
+    (its ``cancel()``, ``cancel_for_key`` or ``shutdown``) before it completed."""
 
 
 class PurgatoryShutdownError(PurgatoryError, RuntimeError):

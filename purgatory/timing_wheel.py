@@ -19,18 +19,30 @@ Each slot is an insertion-ordered dict used as a set, and every task remembers t
 it, so cancel is an O(1) eager delete that leaves nothing behind. When ``advance`` reaches a
 slot it empties it: tasks due now fire, the rest cascade to lower levels.
 
+Two times: :attr:`~TimingWheel.now` is how far the wheel has been advanced; the wheel's
+:attr:`~TimingWheel.clock`, when it has one, is the current time that relative delays count
+from (:meth:`~TimingWheel.call_later`, a purgatory's timeouts). Without a clock they count
+from ``now``, which is right when whoever advances the wheel owns the time (a simulator), and
+wrong when a real-time reaper does: the reaper advances the wheel only when something is due,
+so ``now`` lags. That is why a reaper binds the wheel it drives to its own clock
+(:class:`purgatory.clock.Reaper`).
+
 The wheel is single-threaded, synchronous code: nothing happens between calls.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from operator import attrgetter
+from typing import TypeVarTuple
 
 from purgatory.errors import (
     AlreadyScheduledError,
+    ClockNotCallableError,
     ClockWentBackwardsError,
     InvalidDeadlineError,
+    InvalidDelayError,
     InvalidStartError,
     InvalidTickError,
     ReentrantAdvanceError,
@@ -42,6 +54,8 @@ _BITS = 6  # 64 slots per level
 _SLOTS = 1 << _BITS
 _MASK = _SLOTS - 1
 _DUE = -1  # level number of the slot holding tasks that are due
+
+_Args = TypeVarTuple("_Args")
 
 _by_deadline = attrgetter("deadline")
 _new_task = object.__new__  # allocates a task without calling its __init__
@@ -75,6 +89,8 @@ class TimerTask:
 
         Returns True if the task was scheduled, False if it had already fired or been cancelled.
         Safe to call from any callback, including for a task due in the batch being fired.
+        A subclass may override it to do more (:class:`~purgatory.DelayedOperation` does); the
+        wheel itself always removes a task with ``TimerTask.cancel``.
         """
         slot = self._slot
         if slot is None:
@@ -119,6 +135,8 @@ class TimingWheel:
 
     ``tick`` is the size of one tick in time units (a positive int); ``start`` is the initial
     time (a non-negative int; deadlines may be any int, those in the past are due at once).
+    ``clock()``, if given, reads the current time in the same units (see the module docstring);
+    it is called once here, to check that it returns an int.
 
     Costs: schedule O(1) (O(levels) to pick the level), cancel O(1), ``advance`` O(1) per slot
     processed plus O(1) per task fired or cascaded (a task cascades at most once per level),
@@ -132,6 +150,7 @@ class TimingWheel:
 
     __slots__ = (
         "_advancing",
+        "_clock",
         "_due",
         "_due_unsorted",
         "_elapsed",
@@ -144,7 +163,9 @@ class TimingWheel:
         "tick",
     )
 
-    def __init__(self, tick: int = 1, *, start: int = 0) -> None:
+    def __init__(
+        self, tick: int = 1, *, start: int = 0, clock: Callable[[], int] | None = None
+    ) -> None:
         if type(tick) is not int or tick <= 0:
             raise InvalidTickError(
                 f"tick must be a positive integer number of time units, got {tick!r}"
@@ -152,6 +173,8 @@ class TimingWheel:
         _check_time("start", start)
         if start < 0:
             raise InvalidStartError(f"start must be a non-negative time, got {start}")
+        if clock is not None:
+            _check_clock(clock)
         self.tick = tick
         self._now = start
         self._elapsed = start // tick  # index of the last tick processed
@@ -163,11 +186,20 @@ class TimingWheel:
         self._advancing = False
         self._wakeup: Callable[[], None] | None = None
         self._wake_before = 0
+        self._clock = clock
 
     @property
     def now(self) -> int:
         """The time passed to the last :meth:`advance` (or ``start``)."""
         return self._now
+
+    @property
+    def clock(self) -> Callable[[], int] | None:
+        """The clock relative delays count from (None: :attr:`now`); see the module docstring.
+
+        Set by ``clock=`` or by the first reaper that drives the wheel, then fixed.
+        """
+        return self._clock
 
     def __len__(self) -> int:
         """Number of scheduled tasks."""
@@ -221,8 +253,23 @@ class TimingWheel:
 
     def reschedule(self, task: TimerTask, deadline: int) -> None:
         """Re-arm ``task`` to ``deadline``, whether it is scheduled, fired or cancelled."""
-        task.cancel()
+        TimerTask.cancel(task)  # the timer entry only, even if a subclass overrides cancel
         self.add(task, deadline)
+
+    def call_later(
+        self, delay: int, callback: Callable[[*_Args], object], *args: *_Args
+    ) -> TimerTask:
+        """Call ``callback(*args)`` ``delay`` time units from now; return the task (to cancel).
+
+        Now is the wheel's :attr:`clock` when it has one, else :attr:`now` (see the module
+        docstring); the task fires like any other, at the deadline rounded up to the tick.
+        Raises InvalidDelayError unless ``delay`` is an int >= 0.
+        """
+        if type(delay) is not int or delay < 0:
+            raise InvalidDelayError(f"delay must be a non-negative int (time units), got {delay!r}")
+        clock = self._clock
+        now = self._now if clock is None else clock()
+        return self.schedule(now + delay, partial(callback, *args) if args else callback)
 
     def notify_when_earlier(self, time: int, callback: Callable[[], None] | None) -> None:
         """Call ``callback()`` once, as soon as a task with a deadline before ``time`` is added.
@@ -385,3 +432,17 @@ class TimingWheel:
 def _check_time(name: str, value: object) -> None:
     if type(value) is not int:
         raise InvalidDeadlineError(f"{name} must be an int (time units), got {value!r}")
+
+
+def _check_clock(clock: object) -> None:
+    if not callable(clock):
+        raise ClockNotCallableError(
+            "clock must be a callable returning the current time as an int (a ManualClock, "
+            f"trio_clock(), asyncio_clock(), ...) or None, got {clock!r}"
+        )
+    now = clock()
+    if type(now) is not int:
+        raise InvalidDeadlineError(
+            f"clock() must return an int (time units), got {now!r}; for a clock in float "
+            "seconds (time.monotonic, loop.time) use purgatory.clock.LoopClock"
+        )

@@ -3,7 +3,7 @@
 Usage::
 
     clock = trio_clock()  # milliseconds; reads 0 now
-    purgatory = DelayedOperationPurgatory("produce", clock=clock)
+    purgatory = DelayedOperationPurgatory("produce")  # the reaper binds it to its clock
     async with open_trio_reaper(purgatory, clock):
         purgatory.try_complete_else_watch(operation, ["key"])  # expires at its deadline
 
@@ -42,10 +42,10 @@ class TrioReaper(Reaper):
     """An expiry reaper for trio; start :meth:`run` in a nursery, or use
     :func:`open_trio_reaper`.
 
-    ``clock`` must come from :func:`trio_clock`; a purgatory driven by the reaper must use the
-    same clock (``DelayedOperationPurgatory(..., clock=clock)``). Raises InvalidClockError for
-    a clock of another time source and InvalidReaperArgumentError for a bad ``target`` or
-    ``on_error``.
+    ``clock`` must come from :func:`trio_clock`; the reaper binds the purgatory (or wheel) it
+    drives to it. Raises InvalidClockError for a clock of another time source,
+    ClockMismatchError for a target that reads another clock (see :mod:`purgatory.clock`) and
+    InvalidReaperArgumentError for a bad ``target`` or ``on_error``.
     """
 
     __slots__ = ()

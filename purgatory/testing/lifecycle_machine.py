@@ -32,6 +32,8 @@ The model, precisely:
 * ``cancel_for_key(key)`` returns the pending operations watched under ``key`` in submission
   order; ``shutdown()`` returns every pending operation; later submissions raise
   PurgatoryShutdownError; submitting an operation twice raises OperationAlreadyWatchedError.
+* ``op.cancel()`` returns True iff the operation was pending; it then leaves the timer and
+  every watch list at once: ``num_delayed`` drops by 1 and ``watched`` by its number of keys.
 * Metrics: ``num_delayed`` is the number of pending operations; ``watched`` is at least the
   number of (pending operation, key) entries and at most that plus the completed entries not
   yet removed by a check of their key, a cancel or a purge; right after
@@ -44,7 +46,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Hashable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
 from hypothesis import strategies as st
@@ -109,11 +111,24 @@ class OperationRecord(Generic[Op]):
     firing_time: int = 0  # deadline rounded up to the tick
     state: Lifecycle = Lifecycle.PENDING
     satisfied: bool = False
+    #: What the machine did to the operation, oldest first ("submitted at t=3 ...").
+    history: list[str] = attrs.Factory(list)
+
+    def describe(self) -> str:
+        """The operation, its place in the model and its history: what violation messages
+        show for each operation involved."""
+        events = "".join(f"\n  {event}" for event in self.history) or " none"
+        return (
+            f"{self.operation!r} (operation #{self.sequence}, keys {self.keys}), "
+            f"{self.state.value} in the model; its history:{events}"
+        )
 
 
-def _expect(condition: bool, message: str) -> None:
+def _expect(condition: bool, message: str, *records: OperationRecord[Any]) -> None:
+    """Raise LifecycleViolation with ``message`` and the description of each of ``records``
+    (the operations involved) unless ``condition`` holds."""
     if not condition:
-        raise LifecycleViolation(message)
+        raise LifecycleViolation(message + "".join(f"\n{r.describe()}" for r in records))
 
 
 class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
@@ -122,7 +137,9 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
     Override :meth:`make_operation` and :meth:`satisfy`; run it with
     ``TestMyOperation = MyMachine.TestCase`` (pytest/unittest) or
     ``hypothesis.stateful.run_state_machine_as_test(MyMachine)``. Subclasses may add their own
-    ``@rule``/``@invariant`` methods and read :attr:`purgatory` and :attr:`records`.
+    ``@rule``/``@invariant`` methods and read :attr:`purgatory` and :attr:`records`, a dict
+    mapping each submitted operation to its :class:`OperationRecord`, in submission order.
+    A violation message names every operation involved with its record and history.
 
     Requirements on the operation type: ``make_operation`` returns a new, unsubmitted
     operation each time; ``satisfy`` makes its condition hold for good without completing it
@@ -137,9 +154,9 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
     def __init__(self) -> None:
         super().__init__()
         self.purgatory: DelayedOperationPurgatory[Op] = DelayedOperationPurgatory("lifecycle")
-        #: Every submitted operation's record, in submission order.
+        #: Each submitted operation -> its record, in submission order.
         self.records: dict[Op, OperationRecord[Op]] = {}
-        self.recorder = CallbackRecorder()
+        self.recorder = CallbackRecorder(describe=self._describe)
         self.shut_down = False
         # Watch-list entries the purgatory may still hold: removed only by a check of the key,
         # a cancel, a purge or the shutdown (automatic purges may remove more).
@@ -209,11 +226,14 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
 
     @rule(operation=operations)
     def satisfy_operation(self, operation: Op) -> None:
+        record = self.records[operation]
+        self._log(record, "satisfied")
         self.satisfy(operation)
-        self.records[operation].satisfied = True
+        record.satisfied = True
 
     @rule(operation=operations)
     def progress_operation(self, operation: Op) -> None:
+        self._log(self.records[operation], "made progress")
         self.make_progress(operation)
 
     @rule(key_index=_KEY_INDICES)
@@ -245,23 +265,63 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
     def force_complete(self, operation: Op) -> None:
         record = self.records[operation]
         pending = record.state is Lifecycle.PENDING
+        self._log(record, "force_complete()")
         forced = operation.force_complete()
         _expect(
             forced == pending,
             f"force_complete() returned {forced} for a {record.state.value} operation",
+            record,
         )
         if forced:
             record.state = Lifecycle.COMPLETED
+
+    @rule(operation=operations)
+    def cancel_operation(self, operation: Op) -> None:
+        record = self.records[operation]
+        pending = record.state is Lifecycle.PENDING
+        before = (self.purgatory.watched, self.purgatory.num_delayed)
+        self._log(record, "cancel()")
+        cancelled = operation.cancel()
+        _expect(
+            cancelled == pending,
+            f"cancel() returned {cancelled} for a {record.state.value} operation",
+            record,
+        )
+        after = (self.purgatory.watched, self.purgatory.num_delayed)
+        if not cancelled:
+            _expect(
+                after == before,
+                f"a cancel() that returned False changed {before} to {after}",
+                record,
+            )
+            return
+        expected = (before[0] - len(record.keys), before[1] - 1)
+        _expect(
+            after == expected,
+            f"cancel() changed (watched, num_delayed) from {before} to {after}; expected "
+            f"{expected}: its entries must leave every watch list at once",
+            record,
+        )
+        record.state = Lifecycle.CANCELLED
+        for key in dict.fromkeys(record.keys):
+            watchers = [op for op in self._entries.get(key, ()) if op is not operation]
+            if watchers:
+                self._entries[key] = watchers
+            else:
+                self._entries.pop(key, None)
 
     @rule(key_index=_KEY_INDICES)
     def cancel_for_key(self, key_index: int) -> None:
         key = self.make_key(key_index)
         expected = [record for record in self._pending() if key in record.keys]
+        for record in expected:
+            self._log(record, f"cancel_for_key({key!r})")
         cancelled = self.purgatory.cancel_for_key(key)
         _expect(
             _same(cancelled, [record.operation for record in expected]),
             f"cancel_for_key({key!r}) returned {cancelled}; expected the pending operations "
             f"watched under it, in submission order: {[r.operation for r in expected]}",
+            *self._involved(expected, cancelled),
         )
         for record in expected:
             record.state = Lifecycle.CANCELLED
@@ -296,20 +356,28 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
     @rule(operation=operations)
     def submit_again(self, operation: Op) -> None:
         """Submitting an operation a second time raises and changes nothing."""
+        record = self.records[operation]
         before = (self.purgatory.watched, self.purgatory.num_delayed)
+        self._log(record, "submitted again")
         try:
-            self.purgatory.try_complete_else_watch(operation, self.records[operation].keys)
+            self.purgatory.try_complete_else_watch(operation, record.keys)
         except (OperationAlreadyWatchedError, PurgatoryShutdownError):
             pass
         else:
-            raise LifecycleViolation(f"{operation!r} was accepted a second time")
+            _expect(False, "an operation was accepted a second time", record)
         after = (self.purgatory.watched, self.purgatory.num_delayed)
-        _expect(before == after, f"a rejected submission changed (watched, num_delayed): {after}")
+        _expect(
+            before == after,
+            f"a rejected submission changed (watched, num_delayed): {after}",
+            record,
+        )
 
     @precondition(lambda self: not self.shut_down and len(self.records) >= 10)
     @rule()
     def shutdown(self) -> None:
         pending = self._pending()
+        for record in pending:
+            self._log(record, "shutdown()")
         returned = self.purgatory.shutdown()
         self.shut_down = True
         _expect(
@@ -317,6 +385,7 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
             and {id(op) for op in returned} == {id(record.operation) for record in pending},
             f"shutdown() returned {returned}; expected the pending operations "
             f"{[record.operation for record in pending]}",
+            *self._involved(pending, returned),
         )
         for record in pending:
             record.state = Lifecycle.CANCELLED
@@ -347,6 +416,11 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
         _expect(
             purgatory.num_delayed == len(pending),
             f"num_delayed={purgatory.num_delayed}, but {len(pending)} operations are pending",
+            *(
+                record
+                for record in self.records.values()
+                if record.operation.scheduled != (record.state is Lifecycle.PENDING)
+            ),
         )
         live = sum(len(record.keys) for record in pending)
         lingering = sum(len(watchers) for watchers in self._entries.values())
@@ -366,6 +440,7 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
         _expect(
             purgatory.next_deadline() == expected,
             f"next_deadline()={purgatory.next_deadline()}, expected {expected}",
+            *(record for record in pending if record.firing_time == expected),
         )
 
     @invariant()
@@ -376,6 +451,7 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
                 record.callbacks == _EXPECTED_CALLBACKS[state],
                 f"{operation!r} ran {record.callbacks}; a {state.value} operation must have "
                 f"run {_EXPECTED_CALLBACKS[state]}",
+                record,
             )
             observed = (
                 operation.is_completed,
@@ -393,9 +469,28 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
                 observed == expected,
                 f"{operation!r} is {state.value} but reports (is_completed, is_expired, "
                 f"is_cancelled, scheduled) = {observed}",
+                record,
             )
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def _log(self, record: OperationRecord[Op], event: str) -> None:
+        record.history.append(f"at t={self.purgatory.now}: {event}")
+
+    def _describe(self, operation: Any) -> str:  # Any: the recorder sees any operation
+        record = self.records.get(operation)
+        return repr(operation) if record is None else record.describe()
+
+    def _involved(
+        self, expected: Sequence[OperationRecord[Op]], observed: Sequence[Any]
+    ) -> list[OperationRecord[Op]]:
+        """The records of ``expected`` and of the operations in ``observed``, each once."""
+        involved = {id(record.operation): record for record in expected}
+        for operation in observed:
+            record = self.records.get(operation)
+            if record is not None:
+                involved.setdefault(id(operation), record)
+        return list(involved.values())
 
     def _pending(self) -> list[OperationRecord[Op]]:
         return [record for record in self.records.values() if record.state is Lifecycle.PENDING]
@@ -408,32 +503,43 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
         )
         self.records[operation] = record
         if satisfied_first:
+            self._log(record, "satisfied before submission")
             self.satisfy(operation)
             record.satisfied = True
         now = self.purgatory.now
+        tick = self.purgatory.timer.tick
+        record.deadline = now + operation.timeout
+        record.firing_time = -(-record.deadline // tick) * tick
+        self._log(
+            record,
+            f"submitted with timeout {operation.timeout} (deadline {record.deadline}, "
+            f"firing time {record.firing_time})",
+        )
         completed = self.purgatory.try_complete_else_watch(operation, keys)
         _expect(
             completed == satisfied_first,
             f"try_complete_else_watch returned {completed} for an operation that was "
             f"{'' if satisfied_first else 'not '}satisfied before it was submitted",
+            record,
         )
         if completed:
             record.state = Lifecycle.COMPLETED
         else:
-            tick = self.purgatory.timer.tick
-            record.deadline = now + operation.timeout
-            record.firing_time = -(-record.deadline // tick) * tick
             for key in keys:
                 self._entries.setdefault(key, []).append(operation)
         return operation
 
     def _check_and_complete(self, key: Hashable) -> None:
-        expected = [r for r in self._pending() if r.satisfied and key in r.keys]
+        watched = [r for r in self._pending() if key in r.keys]
+        expected = [r for r in watched if r.satisfied]
+        for record in watched:
+            self._log(record, f"checked via {key!r}")
         completed = self.purgatory.check_and_complete(key)
         _expect(
             completed == len(expected),
             f"check_and_complete({key!r}) completed {completed} operations; expected "
             f"{len(expected)} (the satisfied pending operations watched under it)",
+            *(r for r in watched if r.operation.is_completed != r.satisfied),
         )
         for record in expected:
             record.state = Lifecycle.COMPLETED
@@ -449,16 +555,21 @@ class PurgatoryLifecycleMachine(RuleBasedStateMachine, Generic[Op]):
             key=lambda record: (record.deadline, record.sequence),
         )
         first = len(self.recorder.completions)
+        for record in due:
+            self._log(record, f"advance_clock({now}): due")
         expired = self.purgatory.advance_clock(now)
+        order = self.recorder.completions[first:]
+        involved = self._involved(due, order)
         _expect(
             expired == len(due),
             f"advance_clock({now}) expired {expired} operations; expected {len(due)}",
+            *involved,
         )
-        order = self.recorder.completions[first:]
         _expect(
             _same(order, [record.operation for record in due]),
             f"advance_clock({now}) expired {order}; expected, in deadline order: "
             f"{[record.operation for record in due]}",
+            *involved,
         )
         for record in due:
             record.state = Lifecycle.EXPIRED

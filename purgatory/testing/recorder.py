@@ -39,9 +39,13 @@ class CallbackRecorder:
     * ``on_expiration`` runs only right after an ``on_complete`` that saw ``is_expired``;
     * ``try_complete`` returns True exactly when that call completed the operation (i.e. it
       returned ``self.force_complete()``).
+
+    ``describe(op)``, if given, says more about an operation than its repr (the lifecycle
+    machine gives its history); it is appended to every violation message.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, describe: Callable[[DelayedOperation], str] | None = None) -> None:
+        self.describe = describe
         self.callbacks: dict[DelayedOperation, list[str]] = {}
         #: Every operation whose on_complete ran, in the order it ran.
         self.completions: list[DelayedOperation] = []
@@ -74,6 +78,10 @@ class CallbackRecorder:
         self.callbacks[operation] = log
         return log
 
+    def _violation(self, op: DelayedOperation, message: str) -> LifecycleViolation:
+        details = f"\n{self.describe(op)}" if self.describe is not None else ""
+        return LifecycleViolation(f"{op!r}: {message}{details}")
+
     def _subclass(self, cls: type[DelayedOperation]) -> type[DelayedOperation]:
         recorder = self
         base_try_complete = cls.try_complete
@@ -84,13 +92,14 @@ class CallbackRecorder:
             done_before = op.is_completed or op.is_cancelled
             result = base_try_complete(op)
             if result and (done_before or not op.is_completed):
-                raise LifecycleViolation(
-                    f"{op!r}: try_complete() returned True but did not complete the operation; "
-                    "it must `return self.force_complete()` when the condition holds"
+                raise recorder._violation(
+                    op,
+                    "try_complete() returned True but did not complete the operation; "
+                    "it must `return self.force_complete()` when the condition holds",
                 )
             if not result and not done_before and op.is_completed:
-                raise LifecycleViolation(
-                    f"{op!r}: try_complete() completed the operation but returned False"
+                raise recorder._violation(
+                    op, "try_complete() completed the operation but returned False"
                 )
             return result
 
@@ -100,8 +109,8 @@ class CallbackRecorder:
             recorder.completions.append(op)
             runs = sum(call != ON_EXPIRATION for call in log)
             if runs > 1:
-                raise LifecycleViolation(
-                    f"{op!r}: on_complete ran {runs} times ({log}); it must run exactly once"
+                raise recorder._violation(
+                    op, f"on_complete ran {runs} times ({log}); it must run exactly once"
                 )
             base_on_complete(op)
 
@@ -109,9 +118,10 @@ class CallbackRecorder:
             log = recorder.callbacks[op]
             log.append(ON_EXPIRATION)
             if log != [ON_COMPLETE_EXPIRED, ON_EXPIRATION]:
-                raise LifecycleViolation(
-                    f"{op!r}: on_expiration must run once, right after on_complete of an "
-                    f"expired operation; callbacks so far: {log}"
+                raise recorder._violation(
+                    op,
+                    "on_expiration must run once, right after on_complete of an expired "
+                    f"operation; callbacks so far: {log}",
                 )
             base_on_expiration(op)
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from purgatory import DelayedOperation, DelayedOperationPurgatory, TimingWheel
+from purgatory import (
+    DelayedOperation,
+    DelayedOperationPurgatory,
+    InvalidOperationTypeError,
+    TimingWheel,
+)
 from purgatory.testing import ConditionOperation
 
 
@@ -118,12 +123,15 @@ def test_a_cancelled_operation_never_completes() -> None:
 
 
 def test_the_base_class_requires_try_complete_and_on_complete() -> None:
-    op = DelayedOperation(1)
+    message = r"DelayedOperation does not override try_complete\(\) nor on_complete\(\)"
+    with pytest.raises(InvalidOperationTypeError, match=message):
+        DelayedOperation(1)
+    op = ConditionOperation(1)
     with pytest.raises(NotImplementedError):
-        op.try_complete()
+        DelayedOperation.try_complete(op)
     with pytest.raises(NotImplementedError):
-        op.force_complete()
-    op.on_expiration()  # optional: does nothing by default
+        DelayedOperation.on_complete(op)
+    DelayedOperation.on_expiration(op)  # optional: does nothing by default
 
 
 def test_repr_shows_the_state() -> None:

@@ -11,6 +11,7 @@ import pytest
 import purgatory.errors
 from purgatory import (
     AlreadyScheduledError,
+    ClockNotCallableError,
     ClockWentBackwardsError,
     DelayedOperationPurgatory,
     InvalidDeadlineError,
@@ -38,15 +39,19 @@ ERROR_KINDS = [
     (purgatory.errors.InvalidTickError, ValueError),
     (purgatory.errors.InvalidStartError, ValueError),
     (purgatory.errors.InvalidDeadlineError, TypeError),
+    (purgatory.errors.InvalidDelayError, ValueError),
     (purgatory.errors.ClockWentBackwardsError, ValueError),
+    (purgatory.errors.ClockNotCallableError, TypeError),
     (purgatory.errors.AlreadyScheduledError, RuntimeError),
     (purgatory.errors.ReentrantAdvanceError, RuntimeError),
     (purgatory.errors.InvalidNameError, ValueError),
     (purgatory.errors.InvalidPurgeIntervalError, ValueError),
     (purgatory.errors.InvalidGroupMinKeysError, ValueError),
     (purgatory.errors.InvalidTimeoutError, ValueError),
+    (purgatory.errors.InvalidOperationTypeError, TypeError),
     (purgatory.errors.InvalidKeysError, ValueError),
     (purgatory.errors.OperationAlreadyWatchedError, ValueError),
+    (purgatory.errors.OperationCancelledError, RuntimeError),
     (purgatory.errors.PurgatoryShutdownError, RuntimeError),
 ]
 
@@ -364,3 +369,29 @@ def test_on_expiration_raising_during_expiry() -> None:
     assert op.calls[-2:] == ["on_complete", "on_expiration"] and op.is_expired
     assert metrics(purgatory) == (2, 1)
     assert purgatory.advance_clock(5) == 1 and other.is_expired
+
+
+# -- clocks and key sets -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("clock", [5, "now", 1.5])
+def test_a_clock_that_is_not_callable_is_rejected(clock: Any) -> None:
+    message = r"clock must be a callable returning the current time as an int.*got"
+    with pytest.raises(ClockNotCallableError, match=message):
+        Purgatory("p", clock=clock)
+    with pytest.raises(ClockNotCallableError, match=message):
+        TimingWheel(clock=clock)
+
+
+def test_a_clock_that_does_not_return_an_int_is_rejected() -> None:
+    with pytest.raises(InvalidDeadlineError, match=r"clock\(\) must return an int.*got 1.5"):
+        Purgatory("p", clock=lambda: 1.5)  # type: ignore[arg-type,return-value]
+
+
+@pytest.mark.parametrize("keys", [{"a", "b"}, frozenset({"a"})])
+def test_keys_given_as_a_set_are_rejected(keys: Any) -> None:
+    purgatory = Purgatory("p")
+    op = ConditionOperation(10)
+    with pytest.raises(InvalidKeysError, match=r"keys must be ordered.*a list or a tuple"):
+        purgatory.try_complete_else_watch(op, keys)
+    assert op.calls == [] and metrics(purgatory) == (0, 0)

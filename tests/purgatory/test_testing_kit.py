@@ -9,6 +9,7 @@ report the violation.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Hashable, Sequence
@@ -189,7 +190,7 @@ class ExpiresWithoutCompleting(FlagOperation):
         (CompletesTwice, r"on_complete ran 2 times"),
         (
             TryCompleteWithSideEffects,
-            r"check_and_complete\(.*\) completed 1 operations; expected 0",
+            r"check_and_complete\(.*\) completed [1-9]\d* operations; expected 0",
         ),
         (ClaimsCompletion, r"try_complete\(\) returned True but did not complete"),
         (ExpiresWithoutCompleting, r"on_expiration must run once, right after on_complete"),
@@ -204,6 +205,41 @@ def test_the_machine_catches_a_broken_operation_type(
     Machine.operation_type = operation_type
     with pytest.raises(LifecycleViolation, match=message):
         run_state_machine_as_test(Machine, settings=FIND_BUG)
+
+
+@pytest.mark.parametrize(
+    ("operation_type", "events"),
+    [
+        (CompletesTwice, [": satisfied before submission\n", ": submitted with timeout"]),
+        (TryCompleteWithSideEffects, [": submitted with timeout", ": checked via 'key-"]),
+    ],
+)
+def test_a_violation_names_the_operation_and_its_history(
+    operation_type: type[FlagOperation], events: list[str]
+) -> None:
+    class Machine(FlagLifecycle):
+        pass
+
+    Machine.operation_type = operation_type
+    with pytest.raises(LifecycleViolation) as caught:
+        run_state_machine_as_test(Machine, settings=FIND_BUG)
+    message = str(caught.value)
+    name = operation_type.__name__
+    assert re.search(rf"\n<{name} timeout=\d+ \w+> \(operation #\d+, keys \(.*\)\)", message)
+    assert re.search(r"its history:\n  at t=\d+: ", message)
+    assert all(event in message for event in events), message
+
+
+def test_records_map_each_operation_to_its_record_in_submission_order() -> None:
+    class Machine(FlagLifecycle):
+        @invariant()
+        def records_are_keyed_by_operation(self) -> None:
+            assert isinstance(self.records, dict)
+            for sequence, (operation, record) in enumerate(self.records.items()):
+                assert record.operation is operation and record.sequence == sequence
+                assert re.match(r"at t=\d+: (submitted|satisfied)", record.history[0])
+
+    run_state_machine_as_test(Machine, settings=settings(FIND_BUG, max_examples=20))
 
 
 def test_a_correct_flag_operation_passes_the_same_machine() -> None:

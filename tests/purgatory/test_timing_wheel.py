@@ -3,9 +3,17 @@ that change the wheel while it advances, errors raised by callbacks, re-entrancy
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from purgatory import ReentrantAdvanceError, TimerTask, TimingWheel
+from purgatory import (
+    InvalidDelayError,
+    ManualClock,
+    ReentrantAdvanceError,
+    TimerTask,
+    TimingWheel,
+)
 
 
 def stored_entries(wheel: TimingWheel) -> int:
@@ -479,3 +487,41 @@ def test_repr_and_start() -> None:
     wheel.schedule(100, lambda: None)
     assert wheel.now == 40 and wheel.tick == 4
     assert repr(wheel) == "TimingWheel(tick=4, now=40, scheduled=1)"
+
+
+# -- call_later -----------------------------------------------------------------------------
+
+
+def test_call_later_calls_back_with_its_arguments_delay_units_from_now() -> None:
+    wheel = TimingWheel(start=10)
+    calls: list[tuple[object, ...]] = []
+    task = wheel.call_later(5, lambda *args: calls.append(args), "a", 1)
+    wheel.call_later(0, calls.append, ("now",))
+    assert task.deadline == 15 and len(wheel) == 2
+    wheel.advance(14)
+    assert calls == [("now",)]
+    wheel.advance(15)
+    assert calls == [("now",), ("a", 1)]
+    cancelled = wheel.call_later(3, calls.append, "never")
+    assert cancelled.cancel() is True
+    wheel.advance(100)
+    assert calls == [("now",), ("a", 1)]
+
+
+def test_call_later_counts_from_the_wheels_clock_when_it_has_one() -> None:
+    clock = ManualClock(100)
+    wheel = TimingWheel(tick=10, clock=clock)  # the wheel's own time is still 0
+    fired: list[int] = []
+    assert wheel.call_later(25, lambda: fired.append(wheel.now)).deadline == 125
+    wheel.advance(129)
+    assert fired == []
+    wheel.advance(130)  # 125 rounded up to the tick
+    assert fired == [130]
+
+
+@pytest.mark.parametrize("delay", [-1, 1.5, True, "3", None])
+def test_call_later_rejects_a_delay_that_is_not_a_non_negative_int(delay: Any) -> None:
+    wheel = TimingWheel()
+    with pytest.raises(InvalidDelayError, match=r"delay must be a non-negative int.*got"):
+        wheel.call_later(delay, print)
+    assert len(wheel) == 0
