@@ -34,6 +34,7 @@ MESSAGES_SCHEMA = pa.schema(
         ("produce_latency_us", pa.int64()),
         ("end_to_end_latency_us", pa.int64()),
         ("commit_latency_us", pa.int64()),
+        ("send_to_commit_latency_us", pa.int64()),
         ("deliveries", pa.int32()),
         ("duplicate", pa.bool_()),
     ]
@@ -41,8 +42,11 @@ MESSAGES_SCHEMA = pa.schema(
 """One row per message sent, in sending order. Absent events are null.
 
 produce latency = acked - sent (also for failed sends, whose ``ack_error`` is not 0);
-end-to-end latency = first delivery to a consumer - sent; commit latency = committed -
-first processing finished; ``duplicate``: delivered more than once.
+end-to-end latency = first delivery to a consumer - sent; commit latency (processing to
+commit) = committed - first processing finished; send-to-commit latency = committed - sent,
+the time until the message's offset was durably committed; ``duplicate``: delivered more than
+once. A message never committed has no commit latencies at all, so the latency columns alone
+cannot show what never finished: count the nulls (the summary's ``unfinished`` section does).
 """
 
 REQUESTS_SCHEMA = pa.schema(
@@ -201,6 +205,7 @@ class MetricsRecorder:
             "produce_latency_us": _differences(acked, sent),
             "end_to_end_latency_us": _differences(delivered, sent),
             "commit_latency_us": _differences(committed, processed),
+            "send_to_commit_latency_us": _differences(committed, sent),
             "deliveries": deliveries,
             "duplicate": [count > 1 for count in deliveries],
         }
