@@ -33,7 +33,7 @@ def build_cluster(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder)
     """Build the simulated Kafka cluster of ``scenario`` on ``sim`` (a :class:`sim.world.World`):
     the network, the brokers running the real broker code behind their request handler pools,
     the controller, the topics and ``__consumer_offsets``, the clients, the faults and the
-    probes of purgatory sizes and replica lag, reporting to ``recorder``."""
+    probes of the brokers and the clients, reporting to ``recorder``."""
     return World(sim, scenario, recorder)
 
 

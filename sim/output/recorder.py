@@ -92,6 +92,7 @@ class MetricsRecorder:
         self._committed: list[tuple[int, int]] = []
         self._requests: list[tuple[str, int, str, int, int, int, int | None, int | None, int]] = []
         self._samples: list[tuple[int, str, str, float]] = []
+        self._request_errors: dict[tuple[str, str], int] = {}
         self._probes: list[tuple[str, str, Callable[[], float]]] = []
 
     # -- messages (hot path) -----------------------------------------------------------------
@@ -142,6 +143,13 @@ class MetricsRecorder:
             (api, broker, client, sent, completed, queue_time, produce_purgatory,
              fetch_purgatory, error)
         )  # fmt: skip
+        if error:
+            key = (client, api)
+            self._request_errors[key] = self._request_errors.get(key, 0) + 1
+
+    def request_errors(self, client: str, api: str) -> int:
+        """How many ``api`` responses that reached ``client`` so far carried an error."""
+        return self._request_errors.get((client, api), 0)
 
     def sample(self, t: int, source: str, metric: str, value: float) -> None:
         """One time-series point."""

@@ -14,7 +14,9 @@ and wires the real broker code into the simulator's time:
   milliseconds), and :class:`~sim.world.timers.BrokerTimers`, their wake-ups at their
   purgatory / ISR-check / fetch back-off deadlines;
 * the clients of the scenario (:func:`~sim.world.clients.start_clients`), reporting to the
-  run's recorder; probes of purgatory sizes and replica lag; the faults.
+  run's recorder; probes of the brokers (:mod:`~sim.world.probes`: purgatory sizes, replica
+  lag) and of the clients (:mod:`~sim.world.client_probes`: consumer-group lag, producer
+  backlog, the Burrow pool's queue, error counts); the faults.
 
 Nothing of the broker's behaviour is re-implemented here: the world only carries messages and
 time.
@@ -30,6 +32,7 @@ from sim.core.engine import Simulator
 from sim.core.network import Network
 from sim.output import MetricsRecorder
 from sim.scenario import Scenario
+from sim.world.client_probes import register_client_probes
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
 from sim.world.faults import schedule_faults
 from sim.world.probes import register_probes
@@ -76,6 +79,7 @@ class World:
         self.producers, self.consumers = start_clients(
             sim, self.network, self.transport, broker_ids, MetricsAdapter(recorder), scenario
         )
+        register_client_probes(recorder, self.cluster, scenario, self.producers, self.consumers)
         schedule_faults(self, scenario.faults)
 
     def _create_topics(self, scenario: Scenario) -> None:
