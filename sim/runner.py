@@ -68,7 +68,10 @@ def run_scenario(
         "warmup_us": config.warmup,
         "events_processed": sim.events_processed,
     }
-    summary = summarize(messages, requests, run=run, warmup_us=config.warmup)
+    summary = summarize(
+        messages, requests, timeseries, run=run, warmup_us=config.warmup,
+        duration_us=config.duration, warnings=recorder.warnings,
+    )  # fmt: skip
     return RunResult(messages, requests, timeseries, summary, wall_seconds=wall_seconds)
 
 

@@ -93,6 +93,7 @@ class MetricsRecorder:
         self._requests: list[tuple[str, int, str, int, int, int, int | None, int | None, int]] = []
         self._samples: list[tuple[int, str, str, float]] = []
         self._request_errors: dict[tuple[str, str], int] = {}
+        self._warnings: list[str] = []
         self._probes: list[tuple[str, str, Callable[[], float]]] = []
 
     # -- messages (hot path) -----------------------------------------------------------------
@@ -164,6 +165,16 @@ class MetricsRecorder:
         append = self._samples.append
         for source, metric, probe in self._probes:
             append((t, source, metric, float(probe())))
+
+    def warn(self, message: str) -> None:
+        """Something about the run its reader must know (e.g. a fault that matched nothing);
+        the summary lists the warnings in the order given."""
+        self._warnings.append(message)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The warnings given so far (a copy)."""
+        return list(self._warnings)
 
     # -- tables --------------------------------------------------------------------------------
 

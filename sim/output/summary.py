@@ -12,11 +12,14 @@ Latencies are reported in milliseconds with microsecond resolution.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from sim.output.health import empty_latency_warnings, fell_behind_warnings
 
 __all__ = [
     "LATENCIES",
@@ -91,11 +94,19 @@ def _count(table: pa.Table, name: str) -> int:
 def summarize(
     messages: pa.Table,
     requests: pa.Table,
+    samples: pa.Table,
     *,
     run: dict[str, Any],
     warmup_us: int,
+    duration_us: int,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The summary dict of a run; ``run`` (seed, duration...) is copied in as is."""
+    """The summary dict of a run; ``run`` (seed, duration...) is copied in as is.
+
+    Its ``warnings`` list holds ``warnings`` (e.g. the world's, about faults), then those
+    :mod:`sim.output.health` finds in the tables and the time-series ``samples``: empty
+    latency statistics and why, consumers and producers that fell behind.
+    """
     after_warmup = pc.greater_equal(messages.column("sent_us"), warmup_us)
     acked_ok = pc.and_(pc.equal(messages.column("ack_error"), 0), after_warmup)
     failed = pc.sum(pc.not_equal(messages.column("ack_error"), 0)).as_py() or 0
@@ -128,6 +139,11 @@ def summarize(
             "fetch_purgatory": latency_stats(_column(requests, "fetch_purgatory_us", mask)),
         }
     summary["requests"] = per_api
+    summary["warnings"] = [
+        *warnings,
+        *empty_latency_warnings(latency, summary["unfinished"]),
+        *fell_behind_warnings(samples, warmup_us, duration_us),
+    ]
     return summary
 
 
@@ -186,4 +202,5 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append("messages: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
     lines.append("latencies in ms; messages sent after the warmup")
     lines.append(_unfinished_line(summary["unfinished"]))
+    lines.extend(f"warning: {warning}" for warning in summary["warnings"])
     return "\n".join(lines)

@@ -213,8 +213,8 @@ def test_unfinished_counts_messages_sent_after_the_warmup_that_never_got_there()
         recorder.message_delivered(message_id, 1100)
     recorder.message_processed(2, 1200)
     recorder.message_committed(2, 1500)
-    messages, requests, _ = recorder.tables()
-    summary = summarize(messages, requests, run={}, warmup_us=200)
+    messages, requests, samples = recorder.tables()
+    summary = summarize(messages, requests, samples, run={}, warmup_us=200, duration_us=2000)
     assert summary["unfinished"] == {
         "sent_after_warmup": 4,  # messages 2..5
         "never_acked": 1,
