@@ -39,7 +39,6 @@ __all__ = [
     "PRODUCER_BACKLOG",
     "empty_latency_warnings",
     "fell_behind_warnings",
-    "quarter_means",
 ]
 
 GROUP_LAG = "group_lag"
@@ -96,7 +95,7 @@ def _reason(name: str, unfinished: Mapping[str, int]) -> str:
     return "no message sent after the warmup has both of its events"
 
 
-def quarter_means(
+def _quarter_means(
     times_us: np.ndarray[Any, Any], values: np.ndarray[Any, Any], warmup_us: int, duration_us: int
 ) -> tuple[float, float] | None:
     """Means of ``values`` sampled in the first and in the last quarter of
@@ -110,8 +109,8 @@ def quarter_means(
     return float(first.mean()), float(last.mean())
 
 
-def _grew(means: tuple[float, float] | None) -> bool:
-    return means is not None and means[1] > GROWTH_RATIO * means[0] + GROWTH_FLOOR
+def _grew(means: tuple[float, float]) -> bool:
+    return means[1] > GROWTH_RATIO * means[0] + GROWTH_FLOOR
 
 
 def _sums_by_client(samples: pa.Table, metric: str) -> dict[str, tuple[Any, Any]]:
@@ -142,7 +141,7 @@ def fell_behind_warnings(samples: pa.Table, warmup_us: int, duration_us: int) ->
         (PRODUCER_BACKLOG, "producer", "backlog (messages not yet acknowledged)"),
     ):
         for client, (times, values) in sorted(_sums_by_client(samples, metric).items()):
-            means = quarter_means(times, values, warmup_us, duration_us)
+            means = _quarter_means(times, values, warmup_us, duration_us)
             if means is None or not _grew(means):
                 continue
             first, last = (math.floor(m + 0.5) for m in means)

@@ -35,6 +35,7 @@ from replica.errors import Errors
 from replica.types import TopicPartition
 from sim.clients import BurrowConsumer, Producer
 from sim.output import MetricsRecorder
+from sim.output.health import GROUP_LAG, PRODUCER_BACKLOG
 from sim.scenario import Scenario, consumer_ids
 from sim.world.clients import ConsumerSlot, ProducerClient
 
@@ -100,7 +101,7 @@ def register_client_probes(
     for client in producers:
         producer = client.producer
         source = producer.client_id
-        recorder.add_probe(source, "producer_backlog", partial(_backlog, producer))
+        recorder.add_probe(source, PRODUCER_BACKLOG, partial(_backlog, producer))
         recorder.add_probe(source, "producer_buffered", partial(_buffered, producer))
         recorder.add_probe(
             source, "produce_errors", partial(recorder.request_errors, source, "Produce")
@@ -111,7 +112,7 @@ def register_client_probes(
             for tp in partitions:
                 recorder.add_probe(
                     f"{client_id}:{tp.topic}-{tp.partition}",
-                    "group_lag",
+                    GROUP_LAG,
                     partial(group_lag, cluster, group_id, tp),
                 )
             recorder.add_probe(
