@@ -33,7 +33,7 @@ def build_cluster(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder)
     """Build the simulated Kafka cluster of ``scenario`` on ``sim`` (a :class:`sim.world.World`):
     the network, the brokers running the real broker code behind their request handler pools,
     the controller, the topics and ``__consumer_offsets``, the clients, the faults and the
-    probes of purgatory sizes and replica lag, reporting to ``recorder``."""
+    probes of the brokers and the clients, reporting to ``recorder``."""
     return World(sim, scenario, recorder)
 
 
@@ -68,7 +68,10 @@ def run_scenario(
         "warmup_us": config.warmup,
         "events_processed": sim.events_processed,
     }
-    summary = summarize(messages, requests, run=run, warmup_us=config.warmup)
+    summary = summarize(
+        messages, requests, timeseries, run=run, warmup_us=config.warmup,
+        duration_us=config.duration, warnings=recorder.warnings,
+    )  # fmt: skip
     return RunResult(messages, requests, timeseries, summary, wall_seconds=wall_seconds)
 
 

@@ -161,6 +161,17 @@ class Network:
             if _matches(spike, src, dst):
                 link.spikes.append(spike)
 
+    def spike_links(self, spike: LatencySpike) -> list[tuple[str, str]]:
+        """The (src, dst) pairs of registered nodes that ``spike`` slows, leaving out pairs of
+        two clients (clients only talk to brokers)."""
+        nodes = self._kinds
+        return [
+            (src, dst)
+            for src in nodes
+            for dst in nodes
+            if src != dst and "broker" in (nodes[src], nodes[dst]) and _matches(spike, src, dst)
+        ]
+
     def disconnect(self, node: str) -> None:
         """Take ``node`` down: drop what it sends or is sent, and what is in flight."""
         if node not in self._kinds:

@@ -1,4 +1,5 @@
-"""Run output: the metrics recorder, the run result, its Parquet/JSON/PNG files and summary."""
+"""Run output: the metrics recorder, the run result, its Parquet/JSON/PNG files and summary
+(with the warnings of :mod:`sim.output.health`)."""
 
 from sim.output.recorder import (
     MESSAGES_SCHEMA,

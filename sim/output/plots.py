@@ -1,10 +1,11 @@
 """PNG plots of a run (matplotlib's Agg canvas, no pyplot state, no metadata: byte-stable).
 
-* ``latency_cdf.png``: CDFs of produce, end-to-end and commit latency (messages sent after
-  the warmup), log-scaled latency axis.
+* ``latency_cdf.png``: CDFs of produce, end-to-end, commit (processing to commit) and
+  send-to-commit latency (messages sent after the warmup), log-scaled latency axis.
 * ``commit_lag.png``: commit latency over time: median and maximum per second of commit time.
 * ``timeseries.png``: every sampled metric over time, one panel per metric, one line per
-  source (purgatory sizes, replica lag...). Only written when there are samples.
+  source (purgatory sizes, replica lag, consumer-group lag, producer backlog...). Only
+  written when there are samples.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ MESSAGES_SCHEMA = pa.schema(
         ("produce_latency_us", pa.int64()),
         ("end_to_end_latency_us", pa.int64()),
         ("commit_latency_us", pa.int64()),
+        ("send_to_commit_latency_us", pa.int64()),
         ("deliveries", pa.int32()),
         ("duplicate", pa.bool_()),
     ]
@@ -41,8 +42,11 @@ MESSAGES_SCHEMA = pa.schema(
 """One row per message sent, in sending order. Absent events are null.
 
 produce latency = acked - sent (also for failed sends, whose ``ack_error`` is not 0);
-end-to-end latency = first delivery to a consumer - sent; commit latency = committed -
-first processing finished; ``duplicate``: delivered more than once.
+end-to-end latency = first delivery to a consumer - sent; commit latency (processing to
+commit) = committed - first processing finished; send-to-commit latency = committed - sent,
+the time until the message's offset was durably committed; ``duplicate``: delivered more than
+once. A message never committed has no commit latencies at all, so the latency columns alone
+cannot show what never finished: count the nulls (the summary's ``unfinished`` section does).
 """
 
 REQUESTS_SCHEMA = pa.schema(
@@ -88,6 +92,8 @@ class MetricsRecorder:
         self._committed: list[tuple[int, int]] = []
         self._requests: list[tuple[str, int, str, int, int, int, int | None, int | None, int]] = []
         self._samples: list[tuple[int, str, str, float]] = []
+        self._request_errors: dict[tuple[str, str], int] = {}
+        self._warnings: list[str] = []
         self._probes: list[tuple[str, str, Callable[[], float]]] = []
 
     # -- messages (hot path) -----------------------------------------------------------------
@@ -138,6 +144,13 @@ class MetricsRecorder:
             (api, broker, client, sent, completed, queue_time, produce_purgatory,
              fetch_purgatory, error)
         )  # fmt: skip
+        if error:
+            key = (client, api)
+            self._request_errors[key] = self._request_errors.get(key, 0) + 1
+
+    def request_errors(self, client: str, api: str) -> int:
+        """How many ``api`` responses that reached ``client`` so far carried an error."""
+        return self._request_errors.get((client, api), 0)
 
     def sample(self, t: int, source: str, metric: str, value: float) -> None:
         """One time-series point."""
@@ -152,6 +165,16 @@ class MetricsRecorder:
         append = self._samples.append
         for source, metric, probe in self._probes:
             append((t, source, metric, float(probe())))
+
+    def warn(self, message: str) -> None:
+        """Something about the run its reader must know (e.g. a fault that matched nothing);
+        the summary lists the warnings in the order given."""
+        self._warnings.append(message)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The warnings given so far (a copy)."""
+        return list(self._warnings)
 
     # -- tables --------------------------------------------------------------------------------
 
@@ -201,6 +224,7 @@ class MetricsRecorder:
             "produce_latency_us": _differences(acked, sent),
             "end_to_end_latency_us": _differences(delivered, sent),
             "commit_latency_us": _differences(committed, processed),
+            "send_to_commit_latency_us": _differences(committed, sent),
             "deliveries": deliveries,
             "duplicate": [count > 1 for count in deliveries],
         }

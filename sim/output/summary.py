@@ -1,20 +1,34 @@
 """The run summary: counts and latency percentiles, as a JSON-ready dict and a terminal table.
 
-Latency statistics cover messages *sent* (and requests sent) at or after the warmup; counts
-cover the whole run. Percentiles are nearest-rank (the smallest observed value with at least
-p% of the observations at or below it), so every reported value was observed. Latencies are
-reported in milliseconds with microsecond resolution.
+Latency statistics cover messages *sent* (and requests sent) at or after the warmup; the
+``messages`` counts cover the whole run. Latencies only exist for messages that reached the
+later event, so a statistic over them cannot show what never got there: the ``unfinished``
+section counts, among the messages sent at or after the warmup, those that by the end of the
+run were never acknowledged successfully (still in the producer, or failed), never delivered,
+never processed and never committed. Percentiles are nearest-rank (the smallest observed value
+with at least p% of the observations at or below it), so every reported value was observed.
+Latencies are reported in milliseconds with microsecond resolution.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["LATENCIES", "PERCENTILES", "format_summary", "latency_stats", "summarize"]
+from sim.output.health import empty_latency_warnings, fell_behind_warnings
+
+__all__ = [
+    "LATENCIES",
+    "PERCENTILES",
+    "UNFINISHED",
+    "format_summary",
+    "latency_stats",
+    "summarize",
+]
 
 PERCENTILES: tuple[tuple[str, int, int], ...] = (
     ("p50", 50, 100),
@@ -28,8 +42,26 @@ LATENCIES: tuple[tuple[str, str], ...] = (
     ("produce", "produce_latency_us"),
     ("end_to_end", "end_to_end_latency_us"),
     ("commit", "commit_latency_us"),
+    ("send_to_commit", "send_to_commit_latency_us"),
 )
-"""(summary name, messages column) of the per-message latencies."""
+"""(summary name, messages column) of the per-message latencies. ``commit`` is processing to
+commit; ``send_to_commit`` is sent to committed."""
+
+_LABELS = {
+    "produce": "produce (sent to acked)",
+    "end_to_end": "end-to-end (sent to delivered)",
+    "commit": "commit (processed to committed)",
+    "send_to_commit": "send-to-commit (sent to committed)",
+}
+
+UNFINISHED: tuple[tuple[str, str], ...] = (
+    ("never_acked", "acked_us"),
+    ("never_delivered", "delivered_us"),
+    ("never_processed", "processed_us"),
+    ("never_committed", "committed_us"),
+)
+"""(count name, messages column that stays null) of the ``unfinished`` section;
+``never_acked`` also counts failed sends (an ``ack_error`` other than 0)."""
 
 
 def latency_stats(values_us: np.ndarray[Any, Any]) -> dict[str, float | int | None]:
@@ -62,11 +94,19 @@ def _count(table: pa.Table, name: str) -> int:
 def summarize(
     messages: pa.Table,
     requests: pa.Table,
+    samples: pa.Table,
     *,
     run: dict[str, Any],
     warmup_us: int,
+    duration_us: int,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The summary dict of a run; ``run`` (seed, duration...) is copied in as is."""
+    """The summary dict of a run; ``run`` (seed, duration...) is copied in as is.
+
+    Its ``warnings`` list holds ``warnings`` (e.g. the world's, about faults), then those
+    :mod:`sim.output.health` finds in the tables and the time-series ``samples``: empty
+    latency statistics and why, consumers and producers that fell behind.
+    """
     after_warmup = pc.greater_equal(messages.column("sent_us"), warmup_us)
     acked_ok = pc.and_(pc.equal(messages.column("ack_error"), 0), after_warmup)
     failed = pc.sum(pc.not_equal(messages.column("ack_error"), 0)).as_py() or 0
@@ -84,6 +124,7 @@ def summarize(
     for name, column in LATENCIES:
         mask = acked_ok if name == "produce" else after_warmup
         latency[name] = latency_stats(_column(messages, column, mask))
+    summary["unfinished"] = _unfinished(messages, after_warmup)
     summary["latency"] = latency
     per_api: dict[str, Any] = {}
     recent = pc.greater_equal(requests.column("sent_us"), warmup_us)
@@ -98,11 +139,38 @@ def summarize(
             "fetch_purgatory": latency_stats(_column(requests, "fetch_purgatory_us", mask)),
         }
     summary["requests"] = per_api
+    summary["warnings"] = [
+        *warnings,
+        *empty_latency_warnings(latency, summary["unfinished"]),
+        *fell_behind_warnings(samples, warmup_us, duration_us),
+    ]
     return summary
+
+
+def _unfinished(messages: pa.Table, after_warmup: pa.ChunkedArray) -> dict[str, int]:
+    """The ``unfinished`` section (see the module docstring)."""
+    recent = messages.filter(after_warmup)
+    counts = {"sent_after_warmup": recent.num_rows}
+    for name, column in UNFINISHED:
+        missing = pc.is_null(recent.column(column))
+        if name == "never_acked":
+            missing = pc.or_kleene(missing, pc.not_equal(recent.column("ack_error"), 0))
+        counts[name] = pc.sum(missing).as_py() or 0
+    return counts
 
 
 def _cell(value: float | int | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _unfinished_line(unfinished: dict[str, int]) -> str:
+    sent = unfinished["sent_after_warmup"]
+    parts = []
+    for name, _ in UNFINISHED:
+        count = unfinished[name]
+        share = f" ({100 * count / sent:.1f}%)" if sent else ""
+        parts.append(f"{name.replace('_', ' ')} {count}{share}")
+    return f"of the {sent} sent after the warmup, by the end: " + ", ".join(parts)
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -110,7 +178,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     heads = ["", "count", "mean", *(p[0] for p in PERCENTILES), "max"]
     rows = []
     for name, _ in LATENCIES:
-        rows.append((f"{name} latency", summary["latency"][name]))
+        rows.append((_LABELS[name], summary["latency"][name]))
     for api, stats in summary["requests"].items():
         rows.append((f"{api} round trip", stats["round_trip"]))
         for purgatory in ("produce_purgatory", "fetch_purgatory"):
@@ -133,4 +201,6 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append("")
     lines.append("messages: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
     lines.append("latencies in ms; messages sent after the warmup")
+    lines.append(_unfinished_line(summary["unfinished"]))
+    lines.extend(f"warning: {warning}" for warning in summary["warnings"])
     return "\n".join(lines)

@@ -4,14 +4,20 @@ Per run (point, seed), with the run's warmup and duration from its ``run_summary
 latencies, duplicates and commit failures count messages and requests *sent* at or after the
 warmup, as the simulator's own summary does:
 
-* ``<latency>_<pNN>_ms`` for produce (successful sends only), end-to-end and commit latency,
-  at p50, p90, p99 and p99.9: **exact nearest-rank percentiles** (``percentile_disc``: the
-  smallest observed value with at least that fraction of the observations at or below it),
-  the definition :mod:`sim.output.summary` uses, so a run's numbers match its summary;
+* ``<latency>_<pNN>_ms`` for produce (successful sends only), end-to-end, commit
+  (processing to commit) and send-to-commit latency, at p50, p90, p99 and p99.9: **exact
+  nearest-rank percentiles** (``percentile_disc``: the smallest observed value with at least
+  that fraction of the observations at or below it), the definition
+  :mod:`sim.output.summary` uses, so a run's numbers match its summary;
 * ``throughput_msg_s``: messages whose processing finished inside ``[warmup, duration]``,
   per second of that window;
 * ``duplicates``: messages delivered more than once; ``commit_failures``: OffsetCommit
-  responses with an error.
+  responses with an error;
+* ``sent_after_warmup`` and ``never_acked`` (no successful acknowledgement),
+  ``never_delivered``, ``never_processed``, ``never_committed``: what the summary's
+  ``unfinished`` section counts, the messages sent after the warmup that never got there by
+  the end of the run (a latency only covers the messages that did);
+* ``warnings``: how many warnings the run's summary gave (see ``report.md`` for the text).
 
 Per point, every statistic is summarised across its seeds as the mean of the per-seed values
 plus or minus the half-width of a Student-t 95% confidence interval for that mean,
@@ -43,14 +49,30 @@ LATENCIES = (
     ("produce", "produce_latency_us", "m.ack_error = 0"),
     ("end_to_end", "end_to_end_latency_us", "TRUE"),
     ("commit", "commit_latency_us", "TRUE"),
+    ("send_to_commit", "send_to_commit_latency_us", "TRUE"),
 )
-COUNTS = ("throughput_msg_s", "duplicates", "commit_failures")
+UNFINISHED = (
+    # (name, condition on a message sent after the warmup)
+    ("never_acked", "m.acked_us IS NULL OR m.ack_error != 0"),
+    ("never_delivered", "m.delivered_us IS NULL"),
+    ("never_processed", "m.processed_us IS NULL"),
+    ("never_committed", "m.committed_us IS NULL"),
+)
+COUNTS = (
+    "throughput_msg_s",
+    "duplicates",
+    "commit_failures",
+    "sent_after_warmup",
+    *(name for name, _ in UNFINISHED),
+    "warnings",
+)
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": (
-        "sent_us", "ack_error", "processed_us", "duplicate", *(c for _, c, _ in LATENCIES)
+        "sent_us", "ack_error", "acked_us", "delivered_us", "processed_us", "committed_us",
+        "duplicate", *(c for _, c, _ in LATENCIES),
     ),
     "requests": ("api", "error", "sent_us"),
-    "run_summary": ("run_warmup_us", "run_duration_us"),
+    "run_summary": ("run_warmup_us", "run_duration_us", "warnings"),
 }  # fmt: skip
 """The columns the analysis reads, per records table."""
 COMMIT_API = "OffsetCommit"
@@ -74,13 +96,22 @@ def _per_seed_sql() -> str:
         for name, column, condition in LATENCIES
         for q, fraction in QUANTILES
     )
+    unfinished = ",\n".join(
+        f"count_if(m.sent_us >= w.warmup_us AND ({condition})) AS {name}"
+        for name, condition in UNFINISHED
+    )
+    counts = "".join(
+        f"coalesce(s.{name}, 0) AS {name},\n" for name in ("sent_after_warmup", *dict(UNFINISHED))
+    )
     return f"""
     WITH message_stats AS (
       SELECT m.point_id, m.seed,
         {latencies},
         count_if(m.processed_us >= w.warmup_us AND m.processed_us <= w.duration_us)
           / ((w.duration_us - w.warmup_us) / 1e6) AS throughput_msg_s,
-        count_if(m.duplicate AND m.sent_us >= w.warmup_us) AS duplicates
+        count_if(m.duplicate AND m.sent_us >= w.warmup_us) AS duplicates,
+        count_if(m.sent_us >= w.warmup_us) AS sent_after_warmup,
+        {unfinished}
       FROM messages m JOIN windows w ON m.point_id = w.point_id AND m.seed = w.seed
       GROUP BY m.point_id, m.seed, w.warmup_us, w.duration_us
     ),
@@ -95,7 +126,9 @@ def _per_seed_sql() -> str:
       {", ".join(f"s.{metric}" for metric in latency_metrics())},
       coalesce(s.throughput_msg_s, 0.0) AS throughput_msg_s,
       coalesce(s.duplicates, 0) AS duplicates,
-      coalesce(q.commit_failures, 0) AS commit_failures
+      coalesce(q.commit_failures, 0) AS commit_failures,
+      {counts}
+      w.warnings
     FROM windows w
     LEFT JOIN message_stats s ON w.point_id = s.point_id AND w.seed = s.seed
     LEFT JOIN request_stats q ON w.point_id = q.point_id AND w.seed = q.seed
@@ -152,8 +185,8 @@ def analyse(spark: SparkSession, out_dir: Path) -> tuple[pa.Table, pa.Table]:
         path = out_dir / manifest.tables[name].path
         spark.read.parquet(str(path)).createOrReplaceTempView(name)
     spark.sql(
-        "SELECT point_id, seed, run_warmup_us AS warmup_us, run_duration_us AS duration_us "
-        "FROM run_summary"
+        "SELECT point_id, seed, run_warmup_us AS warmup_us, run_duration_us AS duration_us, "
+        "CAST(size(warnings) AS BIGINT) AS warnings FROM run_summary"
     ).createOrReplaceTempView("windows")
     # One pass over the records; the per-point step then runs on the small per-seed table.
     per_seed = spark.sql(_per_seed_sql()).orderBy("point_id", "seed").toArrow()

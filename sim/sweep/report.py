@@ -1,5 +1,10 @@
 """The sweep report: ``OUT/report.md`` with tables and PNG plots (``OUT/plots/*.png``).
 
+Besides the statistics per point, the report lists the warnings of every run (read from the
+``run_summary`` records: fell behind, empty statistics, faults that change nothing; see
+``docs/simulator.md``), so a point whose latencies look fine because its consumer could not
+keep up says so.
+
 Plots put the study's ``[report] x`` knob on the horizontal axis and draw one line per value
 of its ``series`` knob, with error bars of the 95% CI across seeds; when the grid has more
 knobs, each combination of their values gets its own panel (at most :data:`MAX_PANELS`). An
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -24,22 +30,29 @@ from sim.sweep.study import KnobValue
 
 MAX_PANELS = 12
 PLOTS: tuple[tuple[str, str], ...] = (
-    ("commit_p99_ms", "p99 commit latency (ms)"),
-    ("commit_p50_ms", "p50 commit latency (ms)"),
+    ("send_to_commit_p99_ms", "p99 send-to-commit latency (ms)"),
+    ("commit_p99_ms", "p99 processing-to-commit latency (ms)"),
+    ("commit_p50_ms", "p50 processing-to-commit latency (ms)"),
     ("end_to_end_p99_ms", "p99 end-to-end latency (ms)"),
     ("produce_p99_ms", "p99 produce latency (ms)"),
     ("throughput_msg_s", "throughput (messages/s processed)"),
+    ("never_committed", "messages sent after the warmup never committed"),
 )
 TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("send_to_commit_p50_ms", "send-to-commit p50 ms"),
+    ("send_to_commit_p99_ms", "send-to-commit p99 ms"),
     ("commit_p50_ms", "commit p50 ms"),
     ("commit_p99_ms", "commit p99 ms"),
     ("commit_p99_9_ms", "commit p99.9 ms"),
     ("end_to_end_p99_ms", "e2e p99 ms"),
     ("produce_p99_ms", "produce p99 ms"),
     ("throughput_msg_s", "msg/s"),
+    ("never_committed", "never committed"),
     ("duplicates", "duplicates"),
     ("commit_failures", "commit failures"),
+    ("warnings", "warnings"),
 )
+_COUNTS = ("throughput_msg_s", "never_committed", "duplicates", "commit_failures", "warnings")
 _PNG_OPTIONS: dict[str, Any] = {"format": "png", "dpi": 100, "metadata": {"Software": None}}
 
 
@@ -53,8 +66,24 @@ def write_report(out_dir: Path, summary: pa.Table) -> Path:
     rows = summary.to_pylist()
     plots = _write_plots(out_dir / "plots", manifest, rows)
     path = out_dir / "report.md"
-    path.write_text(_markdown(manifest, rows, plots), encoding="utf-8")
+    text = _markdown(manifest, rows, plots, _run_warnings(out_dir, manifest))
+    path.write_text(text, encoding="utf-8")
     return path
+
+
+def _run_warnings(out_dir: Path, manifest: Manifest) -> list[tuple[int, int, str]]:
+    """(point, seed, warning) of every run, in point and seed order, from the ``run_summary``
+    records (none if they have no ``warnings`` column)."""
+    info = manifest.tables.get("run_summary")
+    if info is None or "warnings" not in info.columns:
+        return []
+    found: list[tuple[int, int, str]] = []
+    for point_id in sorted(manifest.points):
+        folder = out_dir / info.path / f"point_id={point_id}"
+        runs = pq.read_table(folder, columns=["seed", "warnings"]).to_pylist()
+        for run in sorted(runs, key=lambda r: int(r["seed"])):
+            found.extend((point_id, int(run["seed"]), text) for text in run["warnings"] or [])
+    return found
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -66,7 +95,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def _with_ci(row: Mapping[str, Any], metric: str) -> str:
-    digits = 1 if metric in ("throughput_msg_s", "duplicates", "commit_failures") else 3
+    digits = 1 if metric in _COUNTS else 3
     mean, ci = row.get(metric), row.get(f"{metric}_ci95")
     if mean is None:
         return "-"
@@ -79,7 +108,12 @@ def _table(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
-def _markdown(manifest: Manifest, rows: Sequence[Mapping[str, Any]], plots: Sequence[Path]) -> str:
+def _markdown(
+    manifest: Manifest,
+    rows: Sequence[Mapping[str, Any]],
+    plots: Sequence[Path],
+    warnings: Sequence[tuple[int, int, str]],
+) -> str:
     n_runs = len(manifest.points) * len(manifest.seeds)
     duration = "the scenario's own" if manifest.duration_s is None else f"{manifest.duration_s} s"
     lines = [
@@ -106,7 +140,10 @@ def _markdown(manifest: Manifest, rows: Sequence[Mapping[str, Any]], plots: Sequ
         "Mean over seeds ± half-width of the 95% Student-t confidence interval of that mean "
         "(what the interval covers: the expected value of the per-run statistic). Latency "
         "percentiles are exact nearest-rank percentiles of each run's messages sent after its "
-        "warmup; duplicates and commit failures are counts per run.",
+        "warmup; send-to-commit runs from sent to committed, commit from processed to "
+        "committed, and both only cover the messages that got committed: *never committed* "
+        "counts those sent after the warmup that did not by the end of the run. Never "
+        "committed, duplicates, commit failures and warnings are counts per run.",
         "",
     ]
     knob_heads = [k.column for k in manifest.knobs]
@@ -122,6 +159,7 @@ def _markdown(manifest: Manifest, rows: Sequence[Mapping[str, Any]], plots: Sequ
             for row in rows
         ],
     )
+    lines += ["", "## Warnings", "", *_warning_lines(manifest, warnings)]
     if plots:
         lines += ["", "## Plots", ""]
         lines += [f"![{p.stem}](plots/{p.name})" for p in plots]
@@ -130,8 +168,9 @@ def _markdown(manifest: Manifest, rows: Sequence[Mapping[str, Any]], plots: Sequ
         "## Files",
         "",
         "- `summary.csv`, `summary.parquet`: every statistic per point (p50, p90, p99, p99.9 of "
-        "produce, end-to-end and commit latency; throughput; duplicates; commit failures), "
-        "each with its `_ci95` half-width",
+        "produce, end-to-end, commit and send-to-commit latency; throughput; duplicates; "
+        "commit failures; messages never acknowledged, delivered, processed, committed; "
+        "warnings), each with its `_ci95` half-width",
         "- `per_seed.csv`, `per_seed.parquet`: the same statistics per run",
         "- `records/<table>/point_id=<id>/`: the runs' records as Parquet "
         f"({', '.join(f'{name}: {info.rows} rows' for name, info in manifest.tables.items())})",
@@ -139,6 +178,22 @@ def _markdown(manifest: Manifest, rows: Sequence[Mapping[str, Any]], plots: Sequ
         "",
     ]
     return "\n".join(lines)
+
+
+def _warning_lines(manifest: Manifest, warnings: Sequence[tuple[int, int, str]]) -> list[str]:
+    if not warnings:
+        return ["No run gave a warning."]
+    runs = len({(point, seed) for point, seed, _ in warnings})
+    total = len(manifest.points) * len(manifest.seeds)
+    lines = [
+        f"{runs} of {total} runs gave warnings (criteria: `docs/simulator.md`, Warnings); "
+        "their latencies do not tell the whole story:",
+        "",
+    ]
+    for point, seed, text in warnings:
+        knobs = ", ".join(f"{name}={value}" for name, value in manifest.points[point].items())
+        lines.append(f"- point {point} ({knobs}), seed {seed}: {text}")
+    return lines
 
 
 def _axis_knobs(manifest: Manifest) -> tuple[KnobInfo, KnobInfo | None, list[KnobInfo]] | None:

@@ -75,8 +75,9 @@ def write_parquet(table: pa.Table, path: Path) -> None:
 
 
 def summary_rows_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Summary rows of several runs as one table: keys missing from a run are null, and a
-    column that is null in every run is stored as float64 (Spark cannot read a null type).
+    """Summary rows of several runs as one table: keys missing from a run are null, a column
+    that is null in every run is stored as float64 and a list column empty in every run (no
+    run has a warning) as a list of strings: Spark cannot read a null type.
 
     Raises :class:`RunnerError` if the runs give one key values of incompatible types.
     """
@@ -85,8 +86,13 @@ def summary_rows_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
         table = pa.Table.from_pylist([{key: row.get(key) for key in keys} for row in rows])
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise RunnerError(f"run summaries: a key has values of different types: {exc}") from None
-    return table.cast(
-        pa.schema(
-            [f.with_type(pa.float64()) if pa.types.is_null(f.type) else f for f in table.schema]
-        )
-    )
+    return table.cast(pa.schema([f.with_type(_readable(f.type)) for f in table.schema]))
+
+
+def _readable(kind: pa.DataType) -> pa.DataType:
+    """``kind`` with a null type replaced: float64 alone, string as a list's values."""
+    if pa.types.is_null(kind):
+        return pa.float64()
+    if pa.types.is_list(kind) and pa.types.is_null(kind.value_type):
+        return pa.list_(pa.string())
+    return kind

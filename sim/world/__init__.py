@@ -3,7 +3,8 @@
 :class:`World` is what :func:`sim.runner.build_cluster` builds for a run; the modules are its
 parts: :mod:`~sim.world.transport` (requests over the network and the handler pools),
 :mod:`~sim.world.timers` (broker clock and timer wake-ups), :mod:`~sim.world.clients`,
-:mod:`~sim.world.faults`, :mod:`~sim.world.probes` and :mod:`~sim.world.requests`.
+:mod:`~sim.world.faults`, :mod:`~sim.world.probes` (brokers),
+:mod:`~sim.world.client_probes` (clients) and :mod:`~sim.world.requests`.
 """
 
 from sim.world.clients import ClientPort, ConsumerSlot, ProducerClient, start_clients

@@ -14,7 +14,10 @@ and wires the real broker code into the simulator's time:
   milliseconds), and :class:`~sim.world.timers.BrokerTimers`, their wake-ups at their
   purgatory / ISR-check / fetch back-off deadlines;
 * the clients of the scenario (:func:`~sim.world.clients.start_clients`), reporting to the
-  run's recorder; probes of purgatory sizes and replica lag; the faults.
+  run's recorder; probes of the brokers (:mod:`~sim.world.probes`: purgatory sizes, replica
+  lag) and of the clients (:mod:`~sim.world.client_probes`: consumer-group lag, producer
+  backlog, the Burrow pool's queue, error counts); the faults, with a warning to the
+  recorder for each fault that would change nothing (:func:`~sim.world.faults.fault_warnings`).
 
 Nothing of the broker's behaviour is re-implemented here: the world only carries messages and
 time.
@@ -30,8 +33,9 @@ from sim.core.engine import Simulator
 from sim.core.network import Network
 from sim.output import MetricsRecorder
 from sim.scenario import Scenario
+from sim.world.client_probes import register_client_probes
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
-from sim.world.faults import schedule_faults
+from sim.world.faults import fault_warnings, schedule_faults
 from sim.world.probes import register_probes
 from sim.world.timers import BrokerTimers, EngineClock
 from sim.world.transport import SimTransport
@@ -76,7 +80,13 @@ class World:
         self.producers, self.consumers = start_clients(
             sim, self.network, self.transport, broker_ids, MetricsAdapter(recorder), scenario
         )
+        register_client_probes(recorder, self.cluster, scenario, self.producers, self.consumers)
         schedule_faults(self, scenario.faults)
+        for warning in fault_warnings(
+            scenario.faults, scenario.simulation.duration, network=self.network,
+            follows=self._follows,
+        ):  # fmt: skip
+            recorder.warn(warning)
 
     def _create_topics(self, scenario: Scenario) -> None:
         """``__consumer_offsets`` (its replication factor capped at the broker count, as the
@@ -97,6 +107,11 @@ class World:
             cluster.create_topic(name, partitions, replication_factor)
         for broker_id in cluster.brokers:
             cluster.resume_fetchers(broker_id)
+
+    def _follows(self, broker_id: int) -> bool:
+        """Whether broker ``broker_id`` hosts a follower replica of some partition."""
+        partitions = self.cluster.brokers[broker_id].replica_manager.partitions.values()
+        return any(not partition.is_leader for partition in partitions)
 
     # -- faults -------------------------------------------------------------------------------
 

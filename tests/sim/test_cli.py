@@ -77,7 +77,7 @@ def test_run_writes_the_run_directory_and_prints_the_summary(
     # --duration comes after the --set overrides, so it wins over SHORT's 2s.
     assert main([*argv, "--out", str(out), "--no-plots", "--no-progress"]) == 0
     printed = capsys.readouterr().out
-    assert "produce latency" in printed and f"run directory: {out}" in printed
+    assert "produce (sent to acked)" in printed and f"run directory: {out}" in printed
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["run"]["seed"], summary["run"]["duration_us"]) == (9, 1_000_000)
     assert sorted(p.name for p in out.iterdir()) == [

@@ -15,7 +15,7 @@ from sim.core.engine import Simulator, every
 from sim.core.network import Network
 from sim.core.request_handling import RequestHandlerPool, local_time_sampler
 from sim.output import MetricsRecorder, RunResult
-from sim.output.summary import latency_stats
+from sim.output.summary import format_summary, latency_stats, summarize
 from sim.runner import run_scenario
 from sim.scenario import Exponential, Scenario, load_scenario
 
@@ -153,6 +153,10 @@ def test_tables_hold_consistent_per_message_and_per_request_measurements() -> No
             assert row["end_to_end_latency_us"] == row["delivered_us"] - row["sent_us"]
         if row["committed_us"] is not None:
             assert row["commit_latency_us"] == row["committed_us"] - row["processed_us"] >= 0
+            assert row["send_to_commit_latency_us"] == row["committed_us"] - row["sent_us"]
+            assert row["send_to_commit_latency_us"] > row["commit_latency_us"]
+        else:
+            assert row["commit_latency_us"] is None and row["send_to_commit_latency_us"] is None
         assert row["duplicate"] == (row["deliveries"] > 1)
     assert any(row["duplicate"] for row in messages)
     assert sum(row["committed_us"] is not None for row in messages) > len(messages) // 2
@@ -190,9 +194,40 @@ def test_summary_counts_and_latency_percentiles() -> None:
     assert produce["p50_ms"] == sorted(after_warmup)[(len(after_warmup) + 1) // 2 - 1] / 1000
     assert set(summary["requests"]) == {"OffsetCommit", "Produce"}
     table = result.format_table()
-    for label in ("produce latency", "end_to_end latency", "commit latency", "Produce round trip",
-                  "OffsetCommit in produce purgatory", "messages: sent"):  # fmt: skip
+    for label in ("produce (sent to acked)", "end-to-end (sent to delivered)",
+                  "commit (processed to committed)", "send-to-commit (sent to committed)",
+                  "Produce round trip", "OffsetCommit in produce purgatory", "messages: sent",
+                  "sent after the warmup"):  # fmt: skip
         assert label in table
+
+
+def test_unfinished_counts_messages_sent_after_the_warmup_that_never_got_there() -> None:
+    recorder = MetricsRecorder()
+    for message_id in range(6):
+        recorder.message_sent(message_id, 100 * message_id, "p", "t")
+    # 0: before the warmup (200), never acked: not counted. 1 too.
+    for message_id in (2, 3, 4):
+        recorder.message_acked(message_id, 1000, 0, message_id)
+    recorder.message_acked(5, 1000, 0, -1, error=19)  # failed: counts as never acked
+    for message_id in (2, 3):
+        recorder.message_delivered(message_id, 1100)
+    recorder.message_processed(2, 1200)
+    recorder.message_committed(2, 1500)
+    messages, requests, samples = recorder.tables()
+    summary = summarize(messages, requests, samples, run={}, warmup_us=200, duration_us=2000)
+    assert summary["unfinished"] == {
+        "sent_after_warmup": 4,  # messages 2..5
+        "never_acked": 1,
+        "never_delivered": 2,
+        "never_processed": 3,
+        "never_committed": 3,
+    }
+    send_to_commit = summary["latency"]["send_to_commit"]
+    assert (send_to_commit["count"], send_to_commit["max_ms"]) == (1, 1.3)  # 1500 - 200 us
+    assert summary["latency"]["commit"]["max_ms"] == 0.3
+    assert "of the 4 sent after the warmup, by the end: never acked 1 (25.0%)" in (
+        format_summary(summary)
+    )
 
 
 def test_latency_stats_are_nearest_rank_in_milliseconds() -> None:

@@ -8,7 +8,9 @@ It reads the same scenario knobs as the real cluster (the first producer's ``rat
 + broker time, delivery one hop later, a FIFO pool of workers, and Burrow-style commits of
 the longest processed prefix on a ticker. One commit in ten fails with
 COORDINATOR_NOT_AVAILABLE and one message in five hundred is delivered twice, so duplicates
-and commit failures are non-zero. All randomness comes from the simulator's seeded streams.
+and commit failures are non-zero. A pool of fewer than four workers gives a warning (the run
+summary lists it), so sweeps of it have runs with and without warnings. All randomness comes
+from the simulator's seeded streams.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ def fake_world(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) ->
 
     sim.call_at(0, send)
     every(sim, burrow.commit_interval_ms * 1000, commit)
+    if burrow.num_workers < 4:
+        recorder.warn(f"stand-in warning: only {burrow.num_workers} workers")
 
 
 run_point = functools.partial(simulate, build_world=fake_world)

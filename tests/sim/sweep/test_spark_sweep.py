@@ -40,6 +40,12 @@ LATENCY_COLUMNS = {
     "produce": "produce_latency_us",
     "end_to_end": "end_to_end_latency_us",
     "commit": "commit_latency_us",
+    "send_to_commit": "send_to_commit_latency_us",
+}
+NEVER = {  # per-seed count -> the messages column that stays null
+    "never_delivered": "delivered_us",
+    "never_processed": "processed_us",
+    "never_committed": "committed_us",
 }
 
 
@@ -58,13 +64,33 @@ def test_the_command_prints_where_the_report_is(finished_sweep: FinishedSweep) -
     assert text.count("\n| ") >= 2 + 4  # the grid table and one row per point
     plots = sorted((finished_sweep.out_dir / "plots").glob("*.png"))
     assert [p.stem for p in plots] == sorted(
-        ["commit_p99_ms", "commit_p50_ms", "end_to_end_p99_ms", "produce_p99_ms",
-         "throughput_msg_s"]
+        ["send_to_commit_p99_ms", "commit_p99_ms", "commit_p50_ms", "end_to_end_p99_ms",
+         "produce_p99_ms", "throughput_msg_s", "never_committed"]
     )  # fmt: skip
     for plot in plots:
         assert plot.read_bytes().startswith(b"\x89PNG\r\n")
         assert f"(plots/{plot.name})" in text
     assert "8/8" in finished_sweep.stderr  # the progress bar reached every run
+
+
+def test_the_report_lists_every_runs_warnings(finished_sweep: FinishedSweep) -> None:
+    out = finished_sweep.out_dir
+    text = (out / "report.md").read_text(encoding="utf-8")
+    warnings = text[text.index("## Warnings") : text.index("## Plots")].splitlines()
+    manifest = Manifest.read(out)
+    few = sorted(p for p, knobs in manifest.points.items() if knobs["burrow.num_workers"] == 2)
+    assert warnings[2].startswith("4 of 8 runs gave warnings")
+    assert warnings[4:-1] == [
+        f"- point {p} (burrow.num_workers=2, burrow.commit_interval_ms="
+        f"{manifest.points[p]['burrow.commit_interval_ms']}), seed {seed}: stand-in warning: "
+        "only 2 workers"
+        for p in few
+        for seed in (1, 2)
+    ]
+    summary = pq.read_table(out / "summary.parquet").to_pylist()
+    assert {r["point_id"]: r["warnings"] for r in summary} == {
+        p: 1.0 if p in few else 0.0 for p in manifest.points
+    }
 
 
 def test_records_are_partitioned_by_point_and_carry_the_knob_values(
@@ -134,6 +160,14 @@ def _expected_per_seed(out: Path, point_id: int, seed: int) -> dict[str, float]:
         1 for r in requests
         if r["api"] == "OffsetCommit" and r["error"] != 0 and r["sent_us"] >= warmup
     )  # fmt: skip
+    expected["sent_after_warmup"] = len(measured)
+    expected["never_acked"] = sum(
+        1 for m in measured if m["acked_us"] is None or m["ack_error"] != 0
+    )
+    for name, column in NEVER.items():
+        expected[name] = sum(1 for m in measured if m[column] is None)
+    run = records(out, "run_summary", point_id, seed).to_pylist()[0]
+    expected["warnings"] = len(run["warnings"])
     return expected
 
 
@@ -154,7 +188,10 @@ def test_per_seed_statistics_match_numpy_on_the_records(finished_sweep: Finished
                 ours = row[f"{name}_{label}_ms"]
                 assert ours == pytest.approx(run[f"latency_{name}_{label}_ms"], rel=1e-12)
         assert row["commit_failures"] == run["requests_OffsetCommit_errors"]
+        for name in ("sent_after_warmup", "never_acked", *NEVER):
+            assert row[name] == run[f"unfinished_{name}"], name
     assert commit_failures > 0
+    assert {row["never_committed"] > 0 for row in rows} == {True}  # the last commit interval
 
 
 def test_summary_is_the_mean_and_t_interval_over_seeds(finished_sweep: FinishedSweep) -> None:

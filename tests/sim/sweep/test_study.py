@@ -40,10 +40,15 @@ def test_bench_study_has_at_least_16_runs_of_5_simulated_seconds() -> None:
     assert study.duration_s is not None and study.duration_s >= 5
 
 
-def test_default_study_plots_commit_interval_with_one_line_per_worker_count() -> None:
+def test_default_study_plots_workers_near_saturation_with_one_line_per_tracking_mode() -> None:
     study = load_study("default")
-    assert study.report_x == "burrow.commit_interval_ms"
-    assert study.report_series == "burrow.num_workers"
+    assert study.report_x == "burrow.num_workers"
+    assert study.report_series == "burrow.tracking"
+    assert [(k.name, k.values) for k in study.grid] == [
+        ("burrow.num_workers", (8, 9, 10, 12)),
+        ("burrow.tracking", ("global", "per_partition")),
+    ]
+    assert "producers.rate" not in study.fixed  # the scenario's full 10,000 msg/s
 
 
 def test_a_good_study(tmp_path: Path) -> None:

@@ -65,3 +65,11 @@ def test_summary_rows_of_several_runs_become_one_table() -> None:
     assert table.to_pylist() == [{"a": 1, "b": None, "c": None}, {"a": 2, "b": None, "c": "x"}]
     with pytest.raises(RunnerError, match="different types"):
         summary_rows_table([{"a": 1}, {"a": "x"}])
+
+
+def test_warning_lists_are_lists_of_strings_even_when_every_run_has_none() -> None:
+    none = summary_rows_table([{"warnings": []}, {"warnings": []}])
+    assert none.schema == pa.schema([("warnings", pa.list_(pa.string()))])
+    some = summary_rows_table([{"warnings": []}, {"warnings": ["consumer fell behind"]}])
+    assert some.schema == none.schema
+    assert some.column("warnings").to_pylist() == [[], ["consumer fell behind"]]

@@ -1,0 +1,214 @@
+"""Metrics that cannot hide a saturated system: send-to-commit latency, what never finished,
+and the warnings of the run summary (fell behind, empty statistics, faults matching nothing)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from sim.output import RunResult
+from sim.output.health import empty_latency_warnings, fell_behind_warnings
+from sim.output.recorder import TIMESERIES_SCHEMA
+from sim.runner import run_scenario
+from sim.scenario import load_scenario
+from tests.sim.world_scenarios import built_world, small_scenario
+
+
+@functools.cache
+def _pool(workers: int) -> RunResult:
+    """2,000 msg/s into a Burrow pool of ``workers`` workers taking 1.2 ms per message
+    (exponential), committing every 200 ms: 2 workers are at rho 1.2, 4 at rho 0.6."""
+    return run_scenario(
+        small_scenario(
+            "producers[0].rate=2000",
+            f"burrow.num_workers={workers}",
+            "burrow.processing_time.mean=1200us",
+            "burrow.commit_interval_ms=200",
+            "simulation.duration=4s",
+            "simulation.warmup=1s",
+        )
+    )
+
+
+def test_an_overloaded_pool_cannot_hide_behind_its_processing_to_commit_latency() -> None:
+    overloaded, healthy = _pool(2).summary, _pool(4).summary
+    # Processing to commit: the same for both (what the issue reported) ...
+    commit = overloaded["latency"]["commit"]["p99_ms"], healthy["latency"]["commit"]["p99_ms"]
+    assert commit[0] == pytest.approx(commit[1], rel=0.05)
+    # ... but not send to commit, nor what never got committed.
+    send_to_commit = overloaded["latency"]["send_to_commit"]["p99_ms"]
+    assert send_to_commit > 3 * overloaded["latency"]["commit"]["p99_ms"]
+    assert send_to_commit > 3 * healthy["latency"]["send_to_commit"]["p99_ms"]
+    unfinished = overloaded["unfinished"]
+    assert unfinished["never_processed"] > 0.15 * unfinished["sent_after_warmup"]
+    assert unfinished["never_committed"] > 2 * healthy["unfinished"]["never_committed"]
+    [warning] = overloaded["warnings"]
+    assert warning.startswith("consumer burrow fell behind: its group lag")
+    assert f"warning: {warning}" in _pool(2).format_table()
+    assert healthy["warnings"] == []
+    assert "warning" not in _pool(4).format_table()
+
+
+def test_an_empty_commit_latency_says_why() -> None:
+    result = run_scenario(
+        load_scenario(
+            "default",
+            ["simulation.duration=2s", "simulation.warmup=500ms", "producers[0].rate=1000"],
+        )
+    )
+    sent = result.summary["unfinished"]["sent_after_warmup"]
+    empty, lag = result.summary["warnings"]
+    assert empty == (
+        f"commit and send_to_commit latency are empty: none of the {sent} messages sent after "
+        "the warmup was committed: the duration must exceed the warmup plus the consumers' "
+        "commit interval (burrow.commit_interval_ms, auto_commit_interval_ms)"
+    )
+    # Burrow commits every 5 s: its lag only grows in these 2 s, which is not falling behind.
+    assert lag.startswith("consumer burrow committed nothing after the warmup: its group lag")
+    assert lag.endswith("it stopped, or it commits less often than the run can show")
+
+
+def _latency(**counts: int) -> dict[str, dict[str, Any]]:
+    return {name: {"count": counts.get(name, 1)} for name in
+            ("produce", "end_to_end", "commit", "send_to_commit")}  # fmt: skip
+
+
+def _unfinished(
+    sent: int, acked: int, delivered: int, processed: int, committed: int
+) -> dict[str, int]:
+    return {
+        "sent_after_warmup": sent,
+        "never_acked": sent - acked,
+        "never_delivered": sent - delivered,
+        "never_processed": sent - processed,
+        "never_committed": sent - committed,
+    }
+
+
+def test_empty_latency_warnings_name_the_first_stage_nothing_reached() -> None:
+    assert empty_latency_warnings(_latency(), _unfinished(10, 10, 10, 10, 10)) == []
+    assert empty_latency_warnings(
+        _latency(produce=0, end_to_end=0, commit=0, send_to_commit=0), _unfinished(0, 0, 0, 0, 0)
+    ) == [
+        "produce, end_to_end, commit and send_to_commit latency are empty: no message was sent "
+        "after the warmup"
+    ]
+    [delivered] = empty_latency_warnings(
+        _latency(end_to_end=0, commit=0, send_to_commit=0), _unfinished(10, 10, 0, 0, 0)
+    )
+    assert delivered.startswith(
+        "end_to_end, commit and send_to_commit latency are empty: "
+        "none of the 10 messages sent after the warmup was delivered"
+    )
+    [processed] = empty_latency_warnings(
+        _latency(commit=0, send_to_commit=0), _unfinished(10, 10, 10, 0, 0)
+    )
+    assert "was processed: the consumers finished processing none of them" in processed
+    [acked] = empty_latency_warnings(_latency(produce=0), _unfinished(10, 0, 0, 0, 0))
+    assert acked.startswith("produce latency is empty: none of the 10 messages sent after the "
+                            "warmup was acknowledged")  # fmt: skip
+
+
+def _samples(rows: list[tuple[int, str, str, float]]) -> pa.Table:
+    columns = list(zip(*rows, strict=True))
+    return pa.Table.from_arrays([pa.array(c) for c in columns], schema=TIMESERIES_SCHEMA)
+
+
+def test_fell_behind_compares_the_first_and_last_quarter_after_the_warmup() -> None:
+    times = list(range(0, 10_000_001, 100_000))  # 10 s, warmup 2 s: quarters of 2 s
+    # A commit every second draws a saw-tooth from 0 to 1,000 on each of two partitions:
+    # the quarters' means agree, so a consumer that keeps up is not flagged.
+    tooth = [float(t % 1_000_000 // 1000) for t in times]
+    steady = [(t, f"burrow:events-{p}", "group_lag", v) for p in (0, 1)
+              for t, v in zip(times, tooth, strict=True)]  # fmt: skip
+    assert fell_behind_warnings(_samples(steady), 2_000_000, 10_000_000) == []
+
+    # Falling 100 messages per second further behind on one partition is not enough to tell
+    # (1,195 in the first quarter, 1,757 in the last); 400 per second is.
+    def falling(per_second: int) -> pa.Table:
+        return _samples([
+            (t, s, m, v + (t * per_second / 1e6 if s.endswith("-1") else 0.0))
+            for t, s, m, v in steady
+        ])  # fmt: skip
+
+    assert fell_behind_warnings(falling(100), 2_000_000, 10_000_000) == []
+    [warning] = fell_behind_warnings(falling(400), 2_000_000, 10_000_000)
+    assert warning == (
+        "consumer burrow fell behind: its group lag (log end offset - committed offset, all "
+        "partitions) averaged 2080 messages in the first quarter after the warmup and 4457 in "
+        "the last (> 1.5 x first + 100): it is not keeping up, and its latencies only cover the "
+        "messages that got through"
+    )
+    growing = falling(400).to_pylist()
+    # A lag that cannot be known (NaN) is left out; a backlog near zero is not flagged.
+    unknown = [
+        (r["time_us"], r["source"], r["metric"], float("nan") if r["time_us"] > 9e6 else r["value"])
+        for r in growing
+    ]
+    assert len(fell_behind_warnings(_samples(unknown), 2_000_000, 10_000_000)) == 1
+    small = [(t, "producer-0", "producer_backlog", t / 1e6) for t in times]  # 2 -> 9 messages
+    assert fell_behind_warnings(_samples(small), 2_000_000, 10_000_000) == []
+    backlog = [(t, "producer-0", "producer_backlog", float(t) / 5000) for t in times]
+    [warning] = fell_behind_warnings(_samples(backlog), 2_000_000, 10_000_000)
+    assert warning.startswith("producer producer-0 fell behind: its backlog")
+    assert fell_behind_warnings(_samples(backlog), 2_000_000, 2_100_000) == []  # no sample
+
+
+@pytest.mark.parametrize(
+    ("overrides", "faults", "warning"),
+    [
+        ((), [{"type": "latency_spike", "at": "1s", "duration": "1s", "extra": "5ms",
+               "src": "broker-7"}],
+         "faults[0] (latency_spike) matches no link: no node pair matches src='broker-7' "
+         "dst='*' in either direction (nodes: broker-0, broker-1, broker-2, controller, "
+         "producer-0, burrow)"),
+        ((), [{"type": "latency_spike", "at": "1s", "duration": "1s", "extra": "5ms",
+               "src": "producer-*", "dst": "burrow"}],
+         "faults[0] (latency_spike) matches no link: no node pair matches src='producer-*' "
+         "dst='burrow' in either direction (nodes: broker-0, broker-1, broker-2, controller, "
+         "producer-0, burrow)"),
+        ((), [{"type": "latency_spike", "at": "1s", "duration": "1s", "extra": 0}],
+         "faults[0] (latency_spike) adds 0 latency: it changes nothing"),
+        ((), [{"type": "broker_failure", "broker": 1, "at": "3s"}],
+         "faults[0] (broker_failure) starts at 3s, when the run has ended (3s): it never "
+         "happens"),
+        (("topics[0].replication_factor=1", "offsets.offsets_topic_replication_factor=1"),
+         [{"type": "follower_stall", "broker": 2, "at": "1s"}],
+         "faults[0] (follower_stall) stalls broker 2, which follows no partition: it changes "
+         "nothing"),
+    ],
+)  # fmt: skip
+def test_a_fault_that_changes_nothing_is_a_warning(
+    overrides: tuple[str, ...], faults: list[dict[str, Any]], warning: str
+) -> None:
+    _, _, recorder = built_world(small_scenario(*overrides, faults=faults))
+    assert recorder.warnings == [warning]
+
+
+def test_faults_that_match_something_give_no_warning() -> None:
+    faults = [
+        {"type": "latency_spike", "at": "1s", "duration": "1s", "extra": "5ms",
+         "src": "broker-2", "dst": "broker-*", "bidirectional": False},
+        {"type": "latency_spike", "at": "1s", "duration": "1s", "extra": "5ms",
+         "src": "burrow", "dst": "broker-0"},
+        {"type": "follower_stall", "broker": 2, "at": "1s"},
+        {"type": "broker_failure", "broker": 1, "at": "2999ms"},
+    ]  # fmt: skip
+    _, _, recorder = built_world(small_scenario(faults=faults))
+    assert recorder.warnings == []
+
+
+def test_the_fault_warnings_come_first_in_the_summary() -> None:
+    spike = {"type": "latency_spike", "at": "500ms", "duration": "1s", "extra": 0}
+    result = run_scenario(
+        small_scenario("simulation.duration=1s", "simulation.warmup=0s", faults=[spike])
+    )
+    assert result.summary["warnings"] == [
+        "faults[0] (latency_spike) adds 0 latency: it changes nothing"
+    ]
+    assert result.format_table().endswith(
+        "\nwarning: faults[0] (latency_spike) adds 0 latency: it changes nothing"
+    )
