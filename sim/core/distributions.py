@@ -15,9 +15,12 @@ from typing import Literal
 
 import attrs
 
-from replica.config_def import at_least, doc
+from replica.config_def import at_least, between, doc
 
-__all__ = ["Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
+__all__ = ["MAX_SIGMA", "Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
+
+MAX_SIGMA = 10
+"""The largest ``sigma`` of a :class:`Lognormal` (see there why)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -79,7 +82,9 @@ class Lognormal:
     """Log-normal with median ``median`` and shape ``sigma`` (of the underlying normal).
 
     Kafka's purgatory benchmark uses the same family: mu = ln(median),
-    sigma = (ln(p75) - mu) / 0.674490.
+    sigma = (ln(p75) - mu) / 0.674490. ``sigma`` is at most :data:`MAX_SIGMA`: at 10 the
+    draws already span e^(+-60) around the median over a billion samples, and beyond about
+    100 a single draw overflows a float.
     """
 
     distribution: Literal["lognormal"] = "lognormal"
@@ -87,7 +92,9 @@ class Lognormal:
         validator=at_least(1), metadata=doc("median (us)", unit="us", inherit_unit=True)
     )
     sigma: float = attrs.field(
-        default=0.5, validator=at_least(0), metadata=doc("standard deviation of ln(value)")
+        default=0.5,
+        validator=between(0, MAX_SIGMA),
+        metadata=doc(f"standard deviation of ln(value), 0 to {MAX_SIGMA}"),
     )
 
     @property

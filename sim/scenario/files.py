@@ -3,8 +3,9 @@
 A scenario file may start with ``base = "<bundled name or relative path>"``: the base file is
 loaded first and this file is laid over it: sections (``[cluster]``, ``[burrow]``...) merge
 key by key, and every other value (numbers, strings, arrays, arrays of tables, inline tables
-such as distributions) replaces the base's. Bundled scenarios live in
-``sim/scenarios/*.toml``; their names are the file stems.
+such as distributions) replaces the base's. A chain of bases may not loop and holds at most
+:data:`MAX_BASE_CHAIN` files. Bundled scenarios live in ``sim/scenarios/*.toml``; their names
+are the file stems. Files are UTF-8 TOML.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ Override = str | tuple[str, Any]
 
 DEFAULT_SCENARIO = "default"
 
+MAX_BASE_CHAIN = 32
+"""The most files a ``base`` chain may hold, the scenario itself included: far more than any
+real inheritance needs, and well inside Python's recursion limit."""
+
 
 def _bundled_dir() -> Path:
     return Path(str(resources.files("sim") / "scenarios"))
@@ -66,15 +71,37 @@ def resolve_source(source: str | Path, relative_to: Path | None = None) -> Path:
 
 
 def load_raw(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """The TOML table of ``path`` with its ``base`` chain merged in (``base`` removed)."""
+    """The TOML table of ``path`` with its ``base`` chain merged in (``base`` removed).
+
+    Raises ScenarioError for a file that cannot be read, is not UTF-8 or not TOML (nested
+    too deeply included), and for a chain of bases that loops or holds more than
+    :data:`MAX_BASE_CHAIN` files.
+    """
     resolved = path.resolve()
     if resolved in _seen:
         chain = " -> ".join(p.name for p in (*_seen, resolved))
         raise ScenarioError("base", f"scenarios inherit from each other in a cycle: {chain}")
+    if len(_seen) >= MAX_BASE_CHAIN:
+        names = [p.name for p in (*_seen, resolved)]
+        chain = " -> ".join([*names[:3], "...", *names[-2:]])
+        raise ScenarioError(
+            "base",
+            f"the chain of base files is deeper than {MAX_BASE_CHAIN} ({chain}; "
+            "a loop or a mistake?)",
+        )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(str(path), f"invalid TOML: {error}") from None
+    except RecursionError:
+        raise ScenarioError(str(path), "invalid TOML: nested too deeply") from None
+    except UnicodeDecodeError as error:
+        byte = error.object[error.start]
+        raise ScenarioError(
+            str(path),
+            f"not UTF-8 text (byte 0x{byte:02x} at offset {error.start}; "
+            "scenario files are UTF-8 TOML)",
+        ) from None
     except OSError as error:
         raise ScenarioError(str(path), f"cannot read: {error.strerror}") from None
     base = data.pop("base", None)

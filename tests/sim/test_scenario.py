@@ -485,3 +485,64 @@ def test_unit_spellings() -> None:
     assert parse_size("1.5kib") == 1536
     assert Scenario().topics == []
     assert at_least(2)(None, None, 2) is None  # type: ignore[arg-type]
+
+
+# -- input that used to escape as a traceback ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("producers[0].rate=inf", "producers[0].rate: expected a finite number, got inf"),
+        ("producers[0].rate=nan", "producers[0].rate: expected a finite number, got nan"),
+        ("producers[0].rate=-inf", "producers[0].rate: expected a finite number, got -inf"),
+        (
+            "producers[0].rate=1e-300",
+            "producers[0].rate: must be a finite number >= 1e-06 (messages per second), got 1e-300",
+        ),
+        (
+            "network.client_broker.sigma=1e6",
+            "network.client_broker.sigma: must be a number between 0 and 10, got 1000000.0",
+        ),
+        (
+            'burrow.processing_time={distribution="lognormal", median="1ms", sigma=11}',
+            "burrow.processing_time.sigma: must be a number between 0 and 10, got 11.0",
+        ),
+        (
+            "burrow.failure_probability=nan",
+            "burrow.failure_probability: expected a finite number, got nan",
+        ),
+    ],
+)
+def test_non_finite_and_overflowing_numbers_are_refused(override: str, expected: str) -> None:
+    assert _error("default", [override]) == f"scenario error: {expected}"
+
+
+def test_a_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'description = "caf\xe9"\n' + MINIMAL.encode())
+    assert _error(path) == (
+        f"scenario error: {path}: not UTF-8 text (byte 0xe9 at offset 18; "
+        "scenario files are UTF-8 TOML)"
+    )
+
+
+def test_a_file_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "description = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert _error(path) == f"scenario error: {path}: invalid TOML: nested too deeply"
+    assert _error("default", ["description=" + "[" * 5000 + "]" * 5000]) == (
+        "scenario error: description: invalid TOML value: nested too deeply"
+    )
+
+
+def test_a_base_chain_deeper_than_the_limit_is_refused(tmp_path: Path) -> None:
+    for i in range(40):
+        _write(tmp_path, f'base = "s{i + 1}.toml"\n', f"s{i}.toml")
+    _write(tmp_path, MINIMAL, "s40.toml")
+    assert _error(tmp_path / "s0.toml") == (
+        "scenario error: base: the chain of base files is deeper than 32 "
+        "(s0.toml -> s1.toml -> s2.toml -> ... -> s31.toml -> s32.toml; "
+        "a loop or a mistake?)"
+    )
+    _write(tmp_path, 'base = "s20.toml"\n', "short.toml")  # 21 files: fine
+    assert load_scenario(tmp_path / "short.toml").topics[0].name == "t"
