@@ -3,14 +3,17 @@
 Each distribution is an attrs class tagged by its ``distribution`` field, so a scenario
 writes e.g. ``{ distribution = "lognormal", median = "250us", sigma = 0.5 }``. ``sample(rng)``
 draws one value from the given :class:`random.Random` and rounds it to whole microseconds
-(never negative). Values are microseconds, unless the field holding the distribution has
-another unit (a ``unit="bytes"`` field makes them bytes: ``value = "1KiB"``).
+(never negative); ``quantile(p)`` is the value a fraction ``p`` of the draws stay at or below
+(before rounding), which is how the scenario's size limits judge a distribution's tail.
+Values are microseconds, unless the field holding the distribution has another unit (a
+``unit="bytes"`` field makes them bytes: ``value = "1KiB"``).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from statistics import NormalDist
 from typing import Literal
 
 import attrs
@@ -34,6 +37,9 @@ class Constant:
 
     @property
     def mean(self) -> float:
+        return float(self.value)
+
+    def quantile(self, p: float) -> float:
         return float(self.value)
 
     def sample(self, rng: random.Random) -> int:
@@ -60,6 +66,9 @@ class Uniform:
     def mean(self) -> float:
         return (self.low + self.high) / 2
 
+    def quantile(self, p: float) -> float:
+        return self.low + p * (self.high - self.low)
+
     def sample(self, rng: random.Random) -> int:
         return rng.randint(self.low, self.high)
 
@@ -72,6 +81,9 @@ class Exponential:
     mean: int = attrs.field(
         validator=at_least(1), metadata=doc("mean (us)", unit="us", inherit_unit=True)
     )
+
+    def quantile(self, p: float) -> float:
+        return -self.mean * math.log1p(-p)
 
     def sample(self, rng: random.Random) -> int:
         return round(rng.expovariate(1.0 / self.mean))
@@ -100,6 +112,9 @@ class Lognormal:
     @property
     def mean(self) -> float:
         return self.median * math.exp(self.sigma**2 / 2)
+
+    def quantile(self, p: float) -> float:
+        return self.median * math.exp(self.sigma * NormalDist().inv_cdf(p))
 
     def sample(self, rng: random.Random) -> int:
         return round(rng.lognormvariate(math.log(self.median), self.sigma))

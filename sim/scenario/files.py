@@ -19,6 +19,7 @@ from typing import Any
 from sim.scenario.convert import build
 from sim.scenario.errors import ScenarioError
 from sim.scenario.formatting import show
+from sim.scenario.limits import check_limits
 from sim.scenario.overrides import apply_override, parse_assignment
 from sim.scenario.schema import Scenario, check_scenario
 from sim.scenario.tables import merge_tables
@@ -114,14 +115,17 @@ def load_raw(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 
 
 def with_overrides(scenario: Scenario, overrides: Iterable[Override]) -> Scenario:
-    """``scenario`` with ``overrides`` applied in order, then checked as a whole.
+    """``scenario`` with ``overrides`` applied in order, then checked as a whole: the checks
+    across sections (:func:`~sim.scenario.schema.check_scenario`), then the size limits
+    (:func:`~sim.scenario.limits.check_limits`).
 
-    Raises ScenarioError naming the field of the first bad override.
+    Raises ScenarioError naming the field of the first bad override, or the first field
+    over a limit.
     """
     for override in overrides:
         path, value = parse_assignment(override) if isinstance(override, str) else override
         scenario = apply_override(scenario, path, value)
-    return check_scenario(scenario)
+    return check_limits(check_scenario(scenario))
 
 
 def load_scenario(source: str | Path | None = None, overrides: Iterable[Override] = ()) -> Scenario:

@@ -153,3 +153,21 @@ def test_a_file_that_is_not_utf8_exits_2(tmp_path: Path, capsys: Capture) -> Non
         err == f"scenario error: {path}: not UTF-8 text (byte 0xe9 at offset 18; "
         "scenario files are UTF-8 TOML)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["cluster.brokers=1000000", "topics[0].partitions=100000000", "producers[0].rate=1e12"],
+)
+def test_sizes_above_the_limits_exit_2_at_once(override: str) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "sim", "run", "--set", override],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1
+    assert completed.stderr.startswith(f"scenario error: {override.split('=')[0]}: ")
+    assert "set simulation.allow_large = true" in completed.stderr
