@@ -2,8 +2,9 @@
 
 ``sweep_main(argv)`` and ``sweep_bench_main(argv)`` take the arguments after the subcommand
 and return the exit status: 0 on success, 1 when the run failed (no Java, a simulation
-raised in a Spark task), 2 for a bad study, runner name or argument. Errors are printed as
-one line on stderr; the progress bar also goes to stderr; results go to stdout.
+raised in a Spark task), 2 for a bad study, runner name, argument or an output directory that
+cannot be written (all found before Spark starts). Errors are printed as one line on stderr;
+the progress bar also goes to stderr; results go to stdout.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark import SparkContext
 from pyspark.errors import PythonException
 
+from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.sweep.analysis import analyse
 from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
 from sim.sweep.job import run_sweep
@@ -44,7 +46,7 @@ def guarded(prog: str, body: Callable[[], int]) -> int:
     """Run ``body``, turning the sweep's known failures into one line on stderr and a status."""
     try:
         return body()
-    except (StudyError, RunnerError) as exc:
+    except (StudyError, RunnerError, OutputDirError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except (JavaNotFoundError, SweepError) as exc:
@@ -67,7 +69,10 @@ def _sweep_parser() -> argparse.ArgumentParser:
         "set, else local[*])",
     )
     parser.add_argument(
-        "--out", type=Path, help=f"output directory (default: {DEFAULT_OUT}/<study name>)"
+        "--out",
+        type=Path,
+        help=f"output directory (default: {DEFAULT_OUT}/<study name>); created and checked "
+        "before Spark starts",
     )
     parser.add_argument(
         "--runner",
@@ -86,7 +91,7 @@ def sweep_main(argv: Sequence[str]) -> int:
         study = load_study(args.study)
         run_point = load_runner(args.runner)
         check_points(study)
-        out_dir: Path = args.out or DEFAULT_OUT / study.name
+        out_dir = prepare_output_dir(args.out or DEFAULT_OUT / study.name)
         owns_spark = SparkContext._active_spark_context is None
         spark = start_session(args.master, app_name=f"sim-sweep-{study.name}")
         try:

@@ -171,3 +171,23 @@ def test_sizes_above_the_limits_exit_2_at_once(override: str) -> None:
     assert completed.stderr.count("\n") == 1
     assert completed.stderr.startswith(f"scenario error: {override.split('=')[0]}: ")
     assert "set simulation.allow_large = true" in completed.stderr
+
+
+@pytest.mark.parametrize("where", ["file/sub", "file"])
+def test_an_output_directory_that_cannot_be_written_exits_2_before_simulating(
+    where: str, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object) -> None:
+        raise AssertionError("the run must not start")
+
+    monkeypatch.setattr("sim.runner.build_cluster", never)
+    (tmp_path / "file").write_text("not a directory\n")
+    out = tmp_path / where
+    assert main(["run", "--out", str(out), *_short_args()]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(f"output error: {out}: cannot ")
+    assert captured.err.endswith(
+        "(an output directory must be one this user can create and write in)\n"
+    )

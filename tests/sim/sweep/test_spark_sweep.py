@@ -237,6 +237,11 @@ def test_bad_study_and_runner_exit_2_before_spark(tmp_path: Path) -> None:
     assert status == 2 and "[study] seeds" in stderr and stderr.count("\n") == 1
     status, _, stderr = run_cli(sweep_main, [str(TINY_STUDY), "--runner", "nope"])
     assert status == 2 and "expected MODULE:FUNCTION" in stderr
+    huge = tmp_path / "huge.toml"
+    huge.write_text(TINY_STUDY.read_text().replace("seeds = 2", "seeds = 1_000_000_000"))
+    status, _, stderr = run_cli(sweep_main, [str(huge)])
+    assert status == 2 and stderr.count("\n") == 1
+    assert "[study] seeds: 1,000,000,000 seeds x 4 points" in stderr
 
 
 def test_bench_says_clearly_when_the_run_function_cannot_run() -> None:
@@ -268,3 +273,19 @@ def test_the_real_simulator_gives_the_same_tables_in_a_spark_task(
     for name in ("messages", "requests", "timeseries"):
         stored = records(out, name, task.point_id, task.seed).select(direct[name].column_names)
         assert stored.equals(direct[name]), name
+
+
+def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark must not start")
+
+    monkeypatch.setattr("sim.sweep.cli.start_session", never)
+    (tmp_path / "file").write_text("not a directory\n")
+    out = tmp_path / "file" / "sweep"
+    argv = [str(TINY_STUDY), "--out", str(out), "--runner", fake_world.__name__ + ":run_point"]
+    status, stdout, stderr = run_cli(sweep_main, argv)
+    assert (status, stdout) == (2, "")
+    assert stderr.count("\n") == 1
+    assert stderr.startswith(f"sweep: output error: {out}: cannot ")
