@@ -9,6 +9,7 @@ A study is a small TOML file::
     seeds = 3                         # seeds per point: first_seed, first_seed + 1, ...
     first_seed = 1                    # optional (default 1)
     duration_s = 5.0                  # optional simulated duration; default: the scenario's own
+    time_limit_s = 600                # optional wall-clock limit per run; default: none
     allow_large = false               # optional: lift the limits on points and runs
 
     [set]                             # optional: overrides applied to every point
@@ -68,7 +69,8 @@ DURATION_KNOB = "simulation.duration"
 _STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TOP_LEVEL = {"study", "set", "grid", "report"}
 _STUDY_KEYS = {
-    "name", "description", "scenario", "seeds", "first_seed", "duration_s", "allow_large"
+    "name", "description", "scenario", "seeds", "first_seed", "duration_s", "time_limit_s",
+    "allow_large",
 }  # fmt: skip
 MAX_POINTS = 10_000
 """The most points a study may have unless ``allow_large``: every point's scenario is built
@@ -97,7 +99,8 @@ class Knob:
 class Study:
     """A validated study. ``origin`` names its file in messages; ``scenario_path`` is the
     resolved file of the base scenario; ``fixed`` holds the ``[set]`` overrides;
-    ``allow_large`` lifts the limits on points and runs."""
+    ``time_limit_s`` bounds each run's wall time (None: no limit); ``allow_large`` lifts the
+    limits on points and runs."""
 
     origin: str
     name: str
@@ -110,6 +113,7 @@ class Study:
     grid: tuple[Knob, ...]
     report_x: str | None
     report_series: str | None
+    time_limit_s: float | None = None
     allow_large: bool = False
 
     def knob(self, name: str) -> Knob:
@@ -203,7 +207,8 @@ def parse_study(
             f"{origin}: [study] first_seed: the seeds {first_seed}..{first_seed + n_seeds - 1} "
             f"must fit in a 64-bit integer (the last may be at most {MAX_SEED})"
         )
-    duration_s = _duration(study, origin)
+    duration_s = _positive_seconds(study, "duration_s", origin)
+    time_limit_s = _positive_seconds(study, "time_limit_s", origin)
     allow_large = _boolean(study, "allow_large", origin)
 
     fixed = _flatten(_table(data, "set", origin, required=False), "set", origin)
@@ -247,6 +252,7 @@ def parse_study(
         grid=grid,
         report_x=report_x,
         report_series=report_series,
+        time_limit_s=time_limit_s,
         allow_large=allow_large,
     )
 
@@ -328,14 +334,14 @@ def _check_size(grid: tuple[Knob, ...], n_seeds: int, origin: str) -> None:
         )
 
 
-def _duration(table: Mapping[str, Any], origin: str) -> float | None:
-    if "duration_s" not in table:
+def _positive_seconds(table: Mapping[str, Any], key: str, origin: str) -> float | None:
+    if key not in table:
         return None
-    value = table["duration_s"]
+    value = table[key]
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not ok or not math.isfinite(value) or value <= 0:
         raise StudyError(
-            f"{origin}: [study] duration_s: expected a positive number of seconds, got {value!r}"
+            f"{origin}: [study] {key}: expected a positive number of seconds, got {value!r}"
         )
     return float(value)
 

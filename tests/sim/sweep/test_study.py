@@ -117,6 +117,10 @@ def test_column_names_are_column_safe() -> None:
         (GOOD.replace("[grid]\n", "[grid]\n").replace("seeds = 2", "seeds = 2\nbad = 1"),
          "[study] unknown key 'bad'"),
         (GOOD.replace("seeds = 2", "seeds = 2\nduration_s = -1"), "[study] duration_s"),
+        (GOOD.replace("seeds = 2", "seeds = 2\ntime_limit_s = 0"),
+         "[study] time_limit_s: expected a positive number of seconds, got 0"),
+        (GOOD.replace("seeds = 2", "seeds = 2\nallow_large = 1"),
+         "[study] allow_large: expected true or false, got 1"),
         (GOOD.replace("seeds = 2", "seeds = 2\nduration_s = 5")
          + '"simulation.duration" = ["5s"]\n', "both set the duration"),
         (GOOD + "[report]\nx = 'burrow.x'\n", "[report] x: 'burrow.x' is not a [grid] knob"),
@@ -149,6 +153,12 @@ def test_bad_studies_give_one_line_naming_the_field(
     assert "\n" not in message
     assert message.startswith(str(path))
     assert expected in message
+
+
+def test_a_time_limit_per_run(tmp_path: Path) -> None:
+    study = load_study(write(tmp_path, GOOD.replace("seeds = 2", "seeds = 2\ntime_limit_s = 90")))
+    assert study.time_limit_s == 90.0
+    assert load_study(write(tmp_path, GOOD)).time_limit_s is None
 
 
 def test_allow_large_lifts_the_size_limits_of_a_study(tmp_path: Path) -> None:
