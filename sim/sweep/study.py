@@ -74,7 +74,7 @@ _STUDY_KEYS = {
 }  # fmt: skip
 MAX_POINTS = 10_000
 """The most points a study may have unless ``allow_large``: every point's scenario is built
-and checked on the driver before Spark starts (a few milliseconds each)."""
+and checked on the driver before Spark starts, and each point is a row of the report."""
 MAX_RUNS = 100_000
 """The most runs (points x seeds) a study may have unless ``allow_large``."""
 MAX_SEED = 2**63 - 1

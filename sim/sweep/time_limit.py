@@ -55,13 +55,17 @@ def time_limit(seconds: float | None) -> Iterator[None]:
             "run without a time limit here"
         )
 
+    armed = [True]  # cleared first when the block ends: a late alarm then raises nothing
+
     def expire(signum: int, frame: FrameType | None) -> None:
-        raise TaskTimeLimit(f"the run took longer than its time limit of {seconds:g} s")
+        if armed[0]:
+            raise TaskTimeLimit(f"the run took longer than its time limit of {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_S)
     try:
         yield
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
