@@ -205,7 +205,8 @@ def run_sweep(
     )  # fmt: skip
     results = [_outcome(out_dir, p, crashed) for p in pending]
     failed = [r for r in results if not r.ok]
-    clear_unfinished(out_dir, records, {(r.point_id, r.seed) for r in results if r.ok})
+    ok = {(r.point_id, r.seed) for r in results if r.ok}
+    clear_unfinished(out_dir, records, ok, outcomes=False)
     finished = [r for r in results if r.ok]
     tables = _check_schemas(finished)
     if finished:

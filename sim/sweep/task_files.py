@@ -12,7 +12,8 @@ depends on (the run function's name, the scenario table, the point's overrides, 
 the duration, the knob columns). A rerun into the same directory keeps the runs whose file
 holds no error and the same key, and :func:`clear_unfinished` deletes the files of every
 other run (failed, interrupted, or from an older version of the study) before running them
-again.
+again. When the sweep ends, the records of failed runs are deleted and their outcome files
+(with the error) kept.
 """
 
 from __future__ import annotations
@@ -127,11 +128,14 @@ def read_task_file(out_dir: Path, pending: PendingTask) -> TaskResult | None:
         return None
 
 
-def clear_unfinished(out_dir: Path, records_dir: Path, keep: Collection[tuple[int, int]]) -> None:
-    """Delete every task file and record file in ``out_dir`` except those of the runs
-    ``keep`` names as (point_id, seed), along with temporary files and the per-point files
-    the driver writes (``all-seeds.parquet``); empty folders go too."""
-    for path in sorted((out_dir / TASKS_DIR).glob("*")):
+def clear_unfinished(
+    out_dir: Path, records_dir: Path, keep: Collection[tuple[int, int]], *, outcomes: bool = True
+) -> None:
+    """Delete every record file in ``records_dir`` except those of the runs ``keep`` names as
+    (point_id, seed), along with temporary files and the per-point files the driver writes
+    (``all-seeds.parquet``); empty folders go too. With ``outcomes``, delete the other runs'
+    outcome files as well."""
+    for path in sorted((out_dir / TASKS_DIR).glob("*") if outcomes else ()):
         match = re.fullmatch(r"point-(\d+)-seed-(\d+)\.json", path.name)
         if match is None or (int(match[1]), int(match[2])) not in keep:
             path.unlink()

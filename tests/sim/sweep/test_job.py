@@ -206,3 +206,14 @@ def test_a_crashed_task_is_named_by_the_cause_of_its_last_attempt() -> None:
         "its Spark task failed 4 times: Python worker exited unexpectedly (crashed)"
     )
     assert _crash_message("no such text", 2) == "its Spark task failed 2 times: see Spark's log"
+
+
+def test_clearing_records_only_keeps_every_outcome_file(tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    record = records / "messages" / "point_id=0" / "seed-2.parquet"
+    outcome = task_file(tmp_path, 0, 2)
+    for path in (record, outcome):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    clear_unfinished(tmp_path, records, set(), outcomes=False)
+    assert outcome.exists() and not record.exists()

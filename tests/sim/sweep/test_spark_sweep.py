@@ -338,6 +338,8 @@ def test_failed_and_timed_out_runs_are_recorded_and_the_rest_finish(
         "RuntimeError: boom at point 3 seed 2",
     ]
     assert "summary: " in stdout
+    outcome = json.loads((out / "tasks" / "point-3-seed-2.json").read_text())
+    assert outcome["error"] == "RuntimeError: boom at point 3 seed 2"  # kept, with its error
 
 
 def test_a_killed_python_worker_is_retried_and_one_that_always_dies_is_a_failed_run(
