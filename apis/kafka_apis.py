@@ -14,17 +14,24 @@ ReplicaManager and then tell the OffsetManager about offsets partitions this bro
 no longer leads (Kafka's ``onLeadershipChange``: ``onElection`` / ``onResignation``).
 
 Guarantee: every request handed to :meth:`KafkaApis.handle` (or a ``handle_*`` method) gets
-exactly one response in the channel, sooner or later. An exception raised while handling it
-(inside a manager too) is logged and answered with UNKNOWN_SERVER_ERROR, unless the response was
-already sent; a manager callback that fires after that error response is dropped.
+exactly one response in the channel, sooner or later. A body whose fields do not have their
+declared types (``records=None``, ``max_wait_ms="5"``) is malformed: :meth:`KafkaApis.handle`
+answers it with INVALID_REQUEST without handling it. An exception raised while handling a
+request (inside a manager too) is logged and answered with UNKNOWN_SERVER_ERROR, unless the
+response was already sent; a manager callback that fires after that error response is dropped.
+An error response is built from the body with its malformed collections emptied, so a produce
+with ``records=None`` is answered with a response that lists no partition.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Mapping
-from typing import TypeVar
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+
+import attrs
 
 from apis.api_table import API_TABLE
 from apis.config import KafkaConfig
@@ -72,6 +79,73 @@ _logger = logging.getLogger(__name__)
 
 _Body = TypeVar("_Body")
 _V = TypeVar("_V")
+
+
+_Check = Callable[[object], bool]
+
+
+@attrs.frozen
+class _FieldCheck:
+    """One field of a request body class: its name, declared type and type check."""
+
+    name: str
+    tp: Any
+    conforms: _Check
+
+
+_FIELD_CHECKS: dict[type, tuple[_FieldCheck, ...]] = {}
+
+
+def _type_check(tp: Any) -> _Check:
+    """A check that a value is of type ``tp``, shallowly: the container, not its items (a bool
+    is not an int, a string is not a sequence)."""
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        members = tuple(_type_check(member) for member in get_args(tp))
+        return lambda value: any(check(value) for check in members)
+    if tp is int:
+        return lambda value: isinstance(value, int) and not isinstance(value, bool)
+    if origin is Sequence:
+        return lambda value: isinstance(value, Sequence) and not isinstance(value, str | bytes)
+    kind = origin or tp
+    return lambda value: isinstance(value, kind)
+
+
+def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
+    """The fields of request body class ``cls`` with their type checks (cached per class)."""
+    found = _FIELD_CHECKS.get(cls)
+    if found is None:
+        hints = get_type_hints(cls)
+        found = tuple(
+            _FieldCheck(field.name, hints[field.name], _type_check(hints[field.name]))
+            for field in attrs.fields(cls)
+        )
+        _FIELD_CHECKS[cls] = found
+    return found
+
+
+def _malformed(body: RequestBody) -> list[_FieldCheck]:
+    """The fields of ``body`` whose values are not of their declared types."""
+    return [
+        field
+        for field in _field_checks(type(body))
+        if not field.conforms(getattr(body, field.name))
+    ]
+
+
+def _error_response(body: RequestBody, error: Errors) -> ResponseBody:
+    """``body.error_response(error)``, built from ``body`` with its malformed collection
+    fields emptied (or set to None where None is allowed) so that building it cannot fail."""
+    empty: dict[str, Any] = {}
+    for field in _malformed(body):
+        origin = get_origin(field.tp)
+        if origin in (Union, types.UnionType) and type(None) in get_args(field.tp):
+            empty[field.name] = None
+        elif origin is Mapping:
+            empty[field.name] = {}
+        elif origin is Sequence:
+            empty[field.name] = ()
+    return attrs.evolve(body, **empty).error_response(error)
 
 
 class _Responder:
@@ -129,7 +203,21 @@ class KafkaApis:
 
     def handle(self, request: Request) -> None:
         """Dispatch ``request`` to its ``handle_*`` method (by the type of its body, as
-        :data:`~apis.api_table.API_TABLE` says)."""
+        :data:`~apis.api_table.API_TABLE` says); answer a malformed body (a field not of its
+        declared type) with INVALID_REQUEST instead, touching nothing."""
+        malformed = _malformed(request.body)
+        if malformed:
+            _logger.warning(
+                "broker %d: %s (correlation id %d) is malformed: %s not of the declared type",
+                self.broker_id,
+                type(request.body).__name__,
+                request.header.correlation_id,
+                ", ".join(field.name for field in malformed),
+            )
+            _Responder(self.request_channel, request)(
+                _error_response(request.body, Errors.INVALID_REQUEST)
+            )
+            return
         self._handlers[type(request.body)](request)
 
     @contextlib.contextmanager
@@ -147,7 +235,7 @@ class KafkaApis:
                 request.header.correlation_id,
             )
             if not respond.sent:
-                respond(request.body.error_response(Errors.UNKNOWN_SERVER_ERROR))
+                respond(_error_response(request.body, Errors.UNKNOWN_SERVER_ERROR))
 
     @staticmethod
     def _body(request: Request, kind: type[_Body]) -> _Body:

@@ -2,7 +2,8 @@
 
 argparse (standard library) is enough for these subcommands and keeps the dependency list
 short. Exit codes: 0 success; 1 a sweep or benchmark could not run (said in one line);
-2 bad usage or a bad scenario, reported as one line on stderr, never a traceback.
+2 bad usage, a bad scenario or an output directory that cannot be written, reported as one
+line on stderr, never a traceback, before anything is simulated.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.scenario import ScenarioError, bundled_scenarios, load_scenario
 
 __all__ = ["main"]
@@ -41,7 +44,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override any knob, e.g. --set producers[0].acks=1 (repeatable)",
     )
-    run.add_argument("--out", help="write the run directory here (Parquet, JSON, PNG)")
+    run.add_argument(
+        "--out",
+        help="write the run directory here (Parquet, JSON, PNG); created and checked before "
+        "the run starts",
+    )
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -81,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "knobs":
             return _knobs(args)
         return _bench(args)
-    except ScenarioError as error:
+    except (ScenarioError, OutputDirError) as error:
         print(error, file=sys.stderr)
         return EXIT_USAGE
 
@@ -93,6 +100,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.duration is not None:
         overrides.append(f"simulation.duration={args.duration}")
     scenario = load_scenario(args.scenario, overrides)
+    if args.out is not None:
+        prepare_output_dir(Path(args.out))
     # Imported after the scenario is checked: pyarrow and matplotlib take a while to load.
     from sim.runner import run_scenario
 

@@ -10,21 +10,44 @@ no key, so the hash partitioner picks a random partition).
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from typing import ClassVar, Literal
 
 import attrs
 
-from replica.config_def import FieldErrors, doc, greater_than, int_at_least, one_of
+from replica.config_def import FieldErrors, doc, int_at_least, one_of, require
 from sim.clients.errors import ClientConfigError
 from sim.clients.producer import Producer
 from sim.core.distributions import Constant, Distribution
 from sim.core.engine import Event, Scheduler
 
-__all__ = ["ArrivalKind", "ProducerWorkload", "WorkloadDriver", "arrival_times"]
+__all__ = [
+    "MIN_RATE",
+    "ArrivalKind",
+    "ProducerWorkload",
+    "WorkloadDriver",
+    "arrival_times",
+]
 
 ArrivalKind = Literal["poisson", "constant"]
+
+MIN_RATE = 1e-6
+"""The lowest rate, messages per second (one message in 11.6 days): below about 1e-302 the
+mean gap between arrivals is no longer a finite float."""
+
+_RATE_RULE = f"a finite number >= {MIN_RATE} (messages per second)"
+
+
+def _valid_rate(rate: object) -> bool:
+    """Whether ``rate`` is a usable arrival rate: a finite int or float >= :data:`MIN_RATE`."""
+    return (
+        isinstance(rate, int | float)
+        and not isinstance(rate, bool)
+        and math.isfinite(rate)
+        and rate >= MIN_RATE
+    )
 
 
 def arrival_times(
@@ -32,12 +55,13 @@ def arrival_times(
 ) -> Iterator[int]:
     """Arrival times (us, non-decreasing, after ``start_us``) at ``rate_per_s`` on average.
 
-    Raises ClientConfigError for an unknown kind or a rate that is not > 0.
+    Raises ClientConfigError for an unknown kind or a rate that is not a finite number >=
+    :data:`MIN_RATE`.
     """
     if kind not in ("poisson", "constant"):
         raise ClientConfigError(f"arrivals must be 'poisson' or 'constant', got {kind!r}")
-    if not rate_per_s > 0:
-        raise ClientConfigError(f"rate must be > 0 messages per second, got {rate_per_s!r}")
+    if not _valid_rate(rate_per_s):
+        raise ClientConfigError(f"rate must be {_RATE_RULE}, got {rate_per_s!r}")
     mean_gap = 1_000_000.0 / rate_per_s
     t = float(start_us)
     poisson = kind == "poisson"
@@ -57,7 +81,9 @@ class ProducerWorkload:
 
     topic: str = attrs.field(metadata=doc("topic to produce to"))
     rate: float = attrs.field(
-        default=1000.0, validator=greater_than(0), metadata=doc("messages per second")
+        default=1000.0,
+        validator=require(_RATE_RULE, _valid_rate),
+        metadata=doc(f"messages per second (at least {MIN_RATE})"),
     )
     arrivals: ArrivalKind = attrs.field(
         default="poisson",

@@ -3,21 +3,27 @@
 Each distribution is an attrs class tagged by its ``distribution`` field, so a scenario
 writes e.g. ``{ distribution = "lognormal", median = "250us", sigma = 0.5 }``. ``sample(rng)``
 draws one value from the given :class:`random.Random` and rounds it to whole microseconds
-(never negative). Values are microseconds, unless the field holding the distribution has
-another unit (a ``unit="bytes"`` field makes them bytes: ``value = "1KiB"``).
+(never negative); ``quantile(p)`` is the value a fraction ``p`` of the draws stay at or below
+(before rounding), which is how the scenario's size limits judge a distribution's tail.
+Values are microseconds, unless the field holding the distribution has another unit (a
+``unit="bytes"`` field makes them bytes: ``value = "1KiB"``).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from statistics import NormalDist
 from typing import Literal
 
 import attrs
 
-from replica.config_def import at_least, doc
+from replica.config_def import at_least, between, doc
 
-__all__ = ["Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
+__all__ = ["MAX_SIGMA", "Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
+
+MAX_SIGMA = 10
+"""The largest ``sigma`` of a :class:`Lognormal` (see there why)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -31,6 +37,9 @@ class Constant:
 
     @property
     def mean(self) -> float:
+        return float(self.value)
+
+    def quantile(self, p: float) -> float:
         return float(self.value)
 
     def sample(self, rng: random.Random) -> int:
@@ -57,6 +66,9 @@ class Uniform:
     def mean(self) -> float:
         return (self.low + self.high) / 2
 
+    def quantile(self, p: float) -> float:
+        return self.low + p * (self.high - self.low)
+
     def sample(self, rng: random.Random) -> int:
         return rng.randint(self.low, self.high)
 
@@ -70,6 +82,9 @@ class Exponential:
         validator=at_least(1), metadata=doc("mean (us)", unit="us", inherit_unit=True)
     )
 
+    def quantile(self, p: float) -> float:
+        return -self.mean * math.log1p(-p)
+
     def sample(self, rng: random.Random) -> int:
         return round(rng.expovariate(1.0 / self.mean))
 
@@ -79,7 +94,9 @@ class Lognormal:
     """Log-normal with median ``median`` and shape ``sigma`` (of the underlying normal).
 
     Kafka's purgatory benchmark uses the same family: mu = ln(median),
-    sigma = (ln(p75) - mu) / 0.674490.
+    sigma = (ln(p75) - mu) / 0.674490. ``sigma`` is at most :data:`MAX_SIGMA`: at 10 the
+    draws already span e^(+-60) around the median over a billion samples, and beyond about
+    100 a single draw overflows a float.
     """
 
     distribution: Literal["lognormal"] = "lognormal"
@@ -87,12 +104,17 @@ class Lognormal:
         validator=at_least(1), metadata=doc("median (us)", unit="us", inherit_unit=True)
     )
     sigma: float = attrs.field(
-        default=0.5, validator=at_least(0), metadata=doc("standard deviation of ln(value)")
+        default=0.5,
+        validator=between(0, MAX_SIGMA),
+        metadata=doc(f"standard deviation of ln(value), 0 to {MAX_SIGMA}"),
     )
 
     @property
     def mean(self) -> float:
         return self.median * math.exp(self.sigma**2 / 2)
+
+    def quantile(self, p: float) -> float:
+        return self.median * math.exp(self.sigma * NormalDist().inv_cdf(p))
 
     def sample(self, rng: random.Random) -> int:
         return round(rng.lognormvariate(math.log(self.median), self.sigma))

@@ -9,7 +9,8 @@ Every error is a :class:`ScenarioError` whose message is one line naming the fie
 
 What a scenario holds is :mod:`~sim.scenario.schema` (and :mod:`~sim.scenario.clients` for the
 client sections); :mod:`~sim.scenario.files` finds files, follows ``base`` chains and applies
-overrides; :mod:`~sim.scenario.knobs` lists every knob. Underneath is a loader generic over
+overrides; :mod:`~sim.scenario.limits` bounds the sizes a run may ask for;
+:mod:`~sim.scenario.knobs` lists every knob. Underneath is a loader generic over
 attrs classes, one concept a module: :mod:`~sim.scenario.specs` (what it reads of a class),
 :mod:`~sim.scenario.tables` (keys made canonical, ``base`` merging),
 :mod:`~sim.scenario.convert` (TOML values to typed values and instances),

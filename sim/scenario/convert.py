@@ -9,9 +9,10 @@ is called, so its attrs validators run as usual.
 ``Literal[...]``, enums, ``list[X]``, ``tuple[X, ...]``, ``tuple[X, Y]``, ``dict[str, X]``,
 ``X | None``, nested attrs classes, and unions of attrs classes told apart by their tag field
 (:func:`sim.scenario.specs.discriminator`). An int field with a unit accepts a duration or a
-size as a string (``"5s"``, ``"16KiB"``); so does a float field with a unit. A Literal of
-strings accepts an int that spells one (Kafka reads ``acks = 1`` as ``"1"``). Nothing is
-coerced otherwise: ``1.5`` for an int or ``"true"`` for a bool is an error.
+size as a string (``"5s"``, ``"16KiB"``); so does a float field with a unit. A float must be
+finite (TOML's ``inf`` and ``nan`` are refused). A Literal of strings accepts an int that
+spells one (Kafka reads ``acks = 1`` as ``"1"``). Nothing is coerced otherwise: ``1.5`` for
+an int or ``"true"`` for a bool is an error.
 
 Every problem raises :class:`~sim.scenario.errors.ScenarioError` naming the field's path (e.g.
 ``producers[0].linger_ms``); a validator's complaint is put on the field whose validator
@@ -22,6 +23,7 @@ not support: a programming error, raised when the class is first used.
 from __future__ import annotations
 
 import enum
+import math
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
@@ -143,6 +145,8 @@ def convert(tp: Any, value: Any, path: str, unit: str | None = None) -> Any:
             return float(_convert_int(value, path, unit))
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ScenarioError(path, f"expected a number, got {show(value)}")
+        if not math.isfinite(value):
+            raise ScenarioError(path, f"expected a finite number, got {show(value)}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):

@@ -1,16 +1,23 @@
-"""The list of every knob of a scenario, for ``python -m sim knobs``."""
+"""The list of every knob of a scenario, for ``python -m sim knobs``.
+
+A knob's help text ends with the size limits it is bound by (:mod:`sim.scenario.limits`).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any, get_args
 
 import attrs
 
 from sim.scenario.formatting import describe_type, format_value, join_path
+from sim.scenario.limits import limit_help
 from sim.scenario.schema import Scenario
 from sim.scenario.specs import FieldSpec, field_specs, optional_inner
 
 __all__ = ["KnobRow", "knob_rows"]
+
+_ENTRY = re.compile(r"\[\d+\]")
 
 
 @attrs.frozen
@@ -55,7 +62,8 @@ def _walk(cls: Any, value: Any, path: str, rows: list[KnobRow]) -> None:
                 rows.append(KnobRow(where, "an array of tables", "[]", spec.help))
         else:
             shown = "(required)" if current is attrs.NOTHING else format_value(current, spec.unit)
-            rows.append(KnobRow(where, describe_type(spec.tp, spec.unit), shown, spec.help))
+            help_text = spec.help + limit_help(_ENTRY.sub("[]", where))
+            rows.append(KnobRow(where, describe_type(spec.tp, spec.unit), shown, help_text))
 
 
 def _current(spec: FieldSpec, value: Any) -> Any:

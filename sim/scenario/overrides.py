@@ -51,7 +51,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
     So ``acks=1`` gives 1, ``linger_ms=5ms`` gives ``"5ms"``, ``enabled=true`` gives True,
     ``client_broker={distribution="constant", value="1ms"}`` gives a table.
-    Raises ScenarioError if there is no ``=`` or no key.
+    Raises ScenarioError if there is no ``=`` or no key, or the value is nested too deeply.
     """
     key, equals, raw = text.partition("=")
     key = key.strip()
@@ -62,6 +62,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         return key, tomllib.loads(f"value = {raw}")["value"]
     except tomllib.TOMLDecodeError:
         return key, raw
+    except RecursionError:
+        raise ScenarioError(key, "invalid TOML value: nested too deeply") from None
 
 
 def apply_override(obj: T, path: str, value: Any) -> T:

@@ -65,6 +65,13 @@ class SimulationConfig:
         validator=at_least(1),
         metadata=doc("period of the time-series samples", unit="us"),
     )
+    allow_large: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "lift the size limits (the 'limit:' notes of `python -m sim knobs`), for runs "
+            "meant to be huge: they may take hours or exhaust memory"
+        ),
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -1,26 +1,37 @@
 """Command-line entry points: ``python -m sim sweep`` and ``python -m sim sweep-bench``.
 
 ``sweep_main(argv)`` and ``sweep_bench_main(argv)`` take the arguments after the subcommand
-and return the exit status: 0 on success, 1 when the run failed (no Java, a simulation
-raised in a Spark task), 2 for a bad study, runner name or argument. Errors are printed as
-one line on stderr; the progress bar also goes to stderr; results go to stdout.
+and return the exit status: 0 on success; 1 when runs failed (the report lists them; running
+the same command again retries them and keeps the rest) or the sweep could not run (no Java,
+the Spark JVM killed); 2 for a bad study, runner name, argument or an output directory that
+cannot be written (all found before Spark starts); 130 when interrupted (Ctrl-C; a rerun
+resumes). Errors are printed as one line on stderr, never a traceback (py4j's own error log
+and pyspark's accumulator server are silenced); the progress bar also goes to stderr; results
+go to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from py4j.protocol import Py4JJavaError
+import pyarrow as pa
+from py4j.protocol import Py4JError
 from pyspark import SparkContext
 from pyspark.errors import PythonException
+from pyspark.sql import SparkSession
 
+from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.sweep.analysis import analyse
 from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
 from sim.sweep.job import run_sweep
+from sim.sweep.manifest import FailedRun
 from sim.sweep.report import write_report
 from sim.sweep.runner import DEFAULT_RUNNER, load_runner
 from sim.sweep.session import start_session
@@ -29,6 +40,10 @@ from sim.sweep.study import load_study
 
 DEFAULT_OUT = Path("sweeps")
 BENCH_STUDY = "bench"
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C, as a shell reports a process ended by SIGINT."""
+LISTED_FAILURES = 3
+"""Failed runs named in the one-line message (the report lists them all)."""
 
 
 def task_error(exc: BaseException) -> str:
@@ -44,15 +59,50 @@ def guarded(prog: str, body: Callable[[], int]) -> int:
     """Run ``body``, turning the sweep's known failures into one line on stderr and a status."""
     try:
         return body()
-    except (StudyError, RunnerError) as exc:
+    except (StudyError, RunnerError, OutputDirError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except (JavaNotFoundError, SweepError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
-    except (PythonException, Py4JJavaError) as exc:
-        print(f"{prog}: a simulation failed in a Spark task: {task_error(exc)}", file=sys.stderr)
+    except PythonException as exc:
+        print(f"{prog}: a Spark task failed: {task_error(exc)}", file=sys.stderr)
         return 1
+    except (Py4JError, ConnectionError) as exc:  # a refused connection: the JVM is gone
+        print(f"{prog}: Spark failed: {task_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def _from_py4j(record: logging.LogRecord) -> bool:
+    """False for a log record py4j wrote (a logging filter: keep the others)."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+def silence_py4j() -> None:
+    """Keep py4j from printing a traceback when the JVM dies: it logs the broken connection
+    with ``logging.exception``, on its own loggers and on the root logger (which prints to
+    stderr when nothing is configured). The sweep reports a dead JVM itself, in one line."""
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
+    root = logging.getLogger()
+    if _from_py4j not in root.filters:
+        root.addFilter(_from_py4j)
+
+
+def failures_line(failed: tuple[FailedRun, ...], runs: int, report: Path) -> str:
+    """The one line that says which runs failed, e.g. ``2 of 8 runs failed: point 1 seed 2
+    (RuntimeError: boom), ...; ...``."""
+    named = [f"point {f.point_id} seed {f.seed} ({f.error})" for f in failed[:LISTED_FAILURES]]
+    more = f", and {len(failed) - LISTED_FAILURES} more" if len(failed) > LISTED_FAILURES else ""
+    return (
+        f"{len(failed)} of {runs} runs failed: {', '.join(named)}{more}; all are listed in "
+        f"{report}; run the same command again to retry them (finished runs are kept)"
+    )
+
+
+def _stop(spark: SparkSession) -> None:
+    """Stop ``spark``; a JVM that is already gone is not an error."""
+    with contextlib.suppress(Py4JError, ConnectionError):
+        spark.stop()
 
 
 def _sweep_parser() -> argparse.ArgumentParser:
@@ -67,47 +117,86 @@ def _sweep_parser() -> argparse.ArgumentParser:
         "set, else local[*])",
     )
     parser.add_argument(
-        "--out", type=Path, help=f"output directory (default: {DEFAULT_OUT}/<study name>)"
+        "--out",
+        type=Path,
+        help=f"output directory (default: {DEFAULT_OUT}/<study name>); created and checked "
+        "before Spark starts",
     )
     parser.add_argument(
         "--runner",
         default=DEFAULT_RUNNER,
         help=f"run function as MODULE:FUNCTION (default: {DEFAULT_RUNNER}, the simulator)",
     )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="wall-clock limit of each run; a run past it is recorded as failed (default: the "
+        "study's time_limit_s, else none)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run everything again; by default runs already finished in --out with the same "
+        "inputs are kept (an interrupted sweep resumes)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
 def sweep_main(argv: Sequence[str]) -> int:
-    """``python -m sim sweep STUDY [--master URL] [--out DIR] [--runner M:F]``."""
+    """``python -m sim sweep STUDY [--master URL] [--out DIR] [--runner M:F]
+    [--time-limit S] [--fresh]``."""
     args = _sweep_parser().parse_args(list(argv))
+    if args.time_limit is not None and not 0 < args.time_limit < float("inf"):
+        print(f"sweep: --time-limit: expected a positive number of seconds, got {args.time_limit}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    silence_py4j()
 
     def body() -> int:
         study = load_study(args.study)
         run_point = load_runner(args.runner)
         check_points(study)
-        out_dir: Path = args.out or DEFAULT_OUT / study.name
+        out_dir = prepare_output_dir(args.out or DEFAULT_OUT / study.name)
         owns_spark = SparkContext._active_spark_context is None
         spark = start_session(args.master, app_name=f"sim-sweep-{study.name}")
         try:
             output = run_sweep(
                 spark, study, out_dir, run_point, runner_name=args.runner,
-                progress=not args.no_progress,
+                progress=not args.no_progress, time_limit_s=args.time_limit,
+                resume=not args.fresh,
             )  # fmt: skip
+            manifest = output.manifest
             print(
                 f"records: {out_dir / 'records'} ("
-                + ", ".join(f"{t.name} {t.rows} rows" for t in output.manifest.tables.values())
+                + ", ".join(f"{t.name} {t.rows} rows" for t in manifest.tables.values())
                 + ")"
             )
-            _, summary = analyse(spark, out_dir)
-            print(f"summary: {out_dir / 'summary.csv'} ({summary.num_rows} points)")
-            print(f"report: {write_report(out_dir, summary)}")
+            summary = pa.table({})
+            if manifest.tables:
+                _, summary = analyse(spark, out_dir)
+                print(f"summary: {out_dir / 'summary.csv'} ({summary.num_rows} points)")
+            report = write_report(out_dir, summary)
+            print(f"report: {report}")
         finally:
             if owns_spark:
-                spark.stop()
+                _stop(spark)
+        if manifest.failed:
+            runs = len(manifest.points) * len(manifest.seeds)
+            print(f"sweep: {failures_line(manifest.failed, runs, report)}", file=sys.stderr)
+            return 1
         return 0
 
-    return guarded("sweep", body)
+    try:
+        return guarded("sweep", body)
+    except KeyboardInterrupt:
+        print(
+            "sweep: interrupted; the runs that finished are kept in the output directory: run "
+            "the same command again to run the rest",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
 
 
 def _bench_parser() -> argparse.ArgumentParser:

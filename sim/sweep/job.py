@@ -3,24 +3,37 @@
 ``sc.parallelize(tasks, numSlices=len(tasks))`` puts each task in its own partition; a
 ``map`` runs the simulation there (:func:`execute_task`) and writes each of its tables to
 ``OUT/records/<table>/point_id=<id>/seed-<seed>.parquet`` with ``seed`` and one column per
-grid knob in front (see :mod:`sim.sweep.tables`); only metadata (row counts, schemas, the
-run's one-row summary, wall time) goes back to the driver, where ``collect`` moves the
-progress bar. One Spark job runs the whole sweep, and the records are ordinary Hive-style
-partitioned Parquet that Spark SQL reads with a ``point_id`` column.
+grid knob in front (see :mod:`sim.sweep.tables`), then its outcome to ``OUT/tasks/`` (see
+:mod:`sim.sweep.task_files`). One Spark job runs the whole sweep, and the records are ordinary
+Hive-style partitioned Parquet that Spark SQL reads with a ``point_id`` column.
 
-The driver then writes ``OUT/records/run_summary`` (the runs' summaries, one file per point,
-so columns missing from some runs become nulls), ``OUT/runs.csv`` (one row per run: rows per
-table, wall time of the simulation) and, last, ``OUT/sweep.json`` (the manifest the analysis
-and the report read; its presence means the sweep finished).
+Nothing is lost to one bad run:
+
+* a simulation that raises, or runs past the study's time limit (:mod:`sim.sweep.time_limit`),
+  is recorded as a failed run with its point, seed and error; its task still succeeds, so
+  every other run finishes;
+* a Python worker that dies (killed, out of memory) fails its Spark task, which Spark retries
+  (``local[N, 4]`` in local mode, :mod:`sim.sweep.session`); a task that fails every attempt
+  aborts the job, and the driver records that run as failed and starts a new job for the runs
+  not done yet;
+* every finished run's outcome is on disk, so a sweep interrupted in any way (Ctrl-C, a
+  killed JVM) resumes when run again into the same directory: runs already finished with the
+  same inputs are kept and only the others run (:func:`run_sweep`).
+
+The driver then deletes the records of failed runs and writes ``OUT/records/run_summary``
+(the summaries of the runs that finished, one file per point, so columns missing from some
+runs become nulls), ``OUT/runs.csv`` (one row per run: rows per table, wall time, error) and,
+last, ``OUT/sweep.json`` (the manifest the analysis and the report read, failed runs
+included; its presence means the sweep ended).
 
 The output directory must be a file-system path that every executor and the driver can
-write to: local disk in local mode, a shared mount (e.g. NFS) on a cluster. A rerun into the
-same directory replaces the previous records.
+write to: local disk in local mode, a shared mount (e.g. NFS) on a cluster.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -30,11 +43,13 @@ from typing import Any
 import attrs
 import pyarrow as pa
 import pyarrow.csv
+from py4j.protocol import Py4JError, Py4JJavaError
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from sim.sweep.errors import RunnerError
-from sim.sweep.grid import Point, Task, expand_points, expand_tasks
-from sim.sweep.manifest import MANIFEST_NAME, Manifest, TableInfo
+from sim.sweep.errors import RunnerError, SweepError
+from sim.sweep.grid import Point, expand_points, expand_tasks
+from sim.sweep.manifest import MANIFEST_NAME, FailedRun, Manifest, TableInfo
 from sim.sweep.progress import run_with_progress
 from sim.sweep.runner import RunPoint, check_tables
 from sim.sweep.simulate import scenario_table
@@ -46,68 +61,95 @@ from sim.sweep.tables import (
     with_point_columns,
     write_parquet,
 )
+from sim.sweep.task_files import (
+    PendingTask,
+    TaskResult,
+    clear_unfinished,
+    read_task_file,
+    task_key,
+    write_task_file,
+)
+from sim.sweep.time_limit import TaskTimeLimit, time_limit
 
 RECORDS_DIR = "records"
 SUMMARY_TABLE = "run_summary"
 PointColumns = Mapping[int, Sequence[tuple[pa.Field, Any]]]
 """point_id -> the (field, value) of each knob column of that point."""
 
+_ABORTED_TASK = re.compile(r"Task (\d+) in stage \S+ failed (\d+) times")
+_LOST_TASK = re.compile(
+    r"most recent failure: Lost task \S+ in stage \S+ \(TID \d+\) \([^)]*\): "
+    r"(?:[\w.$]+(?:Exception|Error): )?([^\n]*)"
+)
 
-@attrs.frozen
-class TaskResult:
-    """What a Spark task sends back: metadata only (its tables are already on disk)."""
 
-    task_id: int
-    point_id: int
-    seed: int
-    rows: Mapping[str, int]
-    schemas: Mapping[str, bytes]
-    summary: Mapping[str, Any]
-    wall_s: float
+def _one_line(error: BaseException) -> str:
+    """``Type: message`` on one line."""
+    return " ".join(f"{type(error).__name__}: {error}".split())
 
 
 def execute_task(
     run_point: RunPoint,
     scenario: Mapping[str, Any],
     duration_s: float | None,
-    records_dir: str,
+    out_dir: str,
     point_columns: PointColumns,
-    task: Task,
+    time_limit_s: float | None,
+    pending: PendingTask,
 ) -> TaskResult:
-    """Run one task's simulation (inside a Spark task) and write its record tables.
+    """Run one task's simulation (inside a Spark task), write its record tables, then its
+    outcome file (:mod:`sim.sweep.task_files`); return the outcome.
 
-    Raises :class:`RunnerError` if the run function returns something other than a dict of
-    Arrow tables with ``messages``, ``requests`` and a one-row ``run_summary``, or a table
-    with a column the sweep adds itself.
+    Any exception of the run -- the run function raising, returning something other than a
+    dict of Arrow tables with ``messages``, ``requests`` and a one-row ``run_summary``, a
+    table with a column the sweep adds itself, the ``time_limit_s`` running out -- is
+    recorded as the run's error instead of failing the task.
     """
+    task = pending.task
     started = time.perf_counter()
     where = f"point {task.point_id} seed {task.seed}"
-    tables = check_tables(run_point(scenario, dict(task.overrides), task.seed, duration_s), where)
-    wall_s = time.perf_counter() - started
-    summary = tables.pop(SUMMARY_TABLE).to_pylist()
-    if len(summary) != 1:
-        raise RunnerError(f"{where}: {SUMMARY_TABLE!r} has {len(summary)} rows, not 1")
-    columns = [(pa.field("seed", pa.int64(), False), task.seed), *point_columns[task.point_id]]
-    schemas = {}
-    for name, table in tables.items():
-        stored = with_point_columns(name, table, columns)
-        write_parquet(stored, run_file(Path(records_dir), name, task.point_id, task.seed))
-        schemas[name] = stored.schema.serialize().to_pybytes()
-    return TaskResult(
-        task_id=task.task_id,
-        point_id=task.point_id,
-        seed=task.seed,
-        rows={name: table.num_rows for name, table in tables.items()},
-        schemas=schemas,
-        summary=summary[0],
-        wall_s=wall_s,
-    )
+    records = Path(out_dir) / RECORDS_DIR
+    try:
+        with time_limit(time_limit_s):
+            run = run_point(scenario, dict(task.overrides), task.seed, duration_s)
+            tables = check_tables(run, where)
+            wall_s = time.perf_counter() - started
+            summary = tables.pop(SUMMARY_TABLE).to_pylist()
+            if len(summary) != 1:
+                raise RunnerError(f"{where}: {SUMMARY_TABLE!r} has {len(summary)} rows, not 1")
+            columns = [
+                (pa.field("seed", pa.int64(), False), task.seed),
+                *point_columns[task.point_id],
+            ]
+            schemas = {}
+            for name, table in tables.items():
+                stored = with_point_columns(name, table, columns)
+                write_parquet(stored, run_file(records, name, task.point_id, task.seed))
+                schemas[name] = stored.schema.serialize().to_pybytes()
+        result = TaskResult(
+            task_id=task.task_id,
+            point_id=task.point_id,
+            seed=task.seed,
+            rows={name: table.num_rows for name, table in tables.items()},
+            schemas=schemas,
+            summary=summary[0],
+            wall_s=wall_s,
+        )
+    except (Exception, TaskTimeLimit) as error:
+        result = TaskResult(
+            task_id=task.task_id, point_id=task.point_id, seed=task.seed, rows={},
+            schemas={}, summary={}, wall_s=time.perf_counter() - started,
+            error=_one_line(error),
+        )  # fmt: skip
+    write_task_file(Path(out_dir), pending.key, result)
+    return result
 
 
 @attrs.frozen
 class SweepOutput:
-    """Where a finished sweep's files are, its manifest, and the wall time its simulations
-    took inside their tasks, summed (``simulation_s``)."""
+    """Where a sweep's files are, its manifest (failed runs included), and the wall time its
+    simulations took inside their tasks, summed (``simulation_s``; runs kept from an earlier
+    attempt count with their own time)."""
 
     out_dir: Path
     manifest: Manifest
@@ -122,46 +164,61 @@ def run_sweep(
     *,
     runner_name: str,
     progress: bool = True,
+    time_limit_s: float | None = None,
+    resume: bool = True,
 ) -> SweepOutput:
     """Run every (point, seed) of ``study`` as a Spark task and write the records to ``out_dir``.
 
-    ``runner_name`` is recorded in the manifest. Raises :class:`RunnerError` if a table's
-    schema differs between runs; a simulation that raises fails its Spark task and, after
-    Spark's retries, the job (pyspark raises the error).
+    ``runner_name`` is recorded in the manifest and is part of each run's key. With
+    ``resume``, runs already finished in ``out_dir`` with the same key are kept and not run
+    again; without it every run starts afresh. ``time_limit_s`` (default: the study's) bounds
+    each run's wall time. A run that fails is in the manifest's ``failed``, not in the records.
+
+    Raises :class:`RunnerError` if a table's schema differs between runs, and
+    :class:`SweepError` if the Spark JVM dies. A task failing outside its run (pyspark's
+    ``PythonException``, e.g. its outcome file cannot be written) or any other Spark failure
+    propagates. Either way the runs finished so far are kept for the next attempt.
     """
     started = time.perf_counter()
+    limit = study.time_limit_s if time_limit_s is None else time_limit_s
     tasks = expand_tasks(study)
     points = expand_points(study)
     records = out_dir / RECORDS_DIR
     (out_dir / MANIFEST_NAME).unlink(missing_ok=True)
-    shutil.rmtree(records, ignore_errors=True)
-    records.mkdir(parents=True)
+    if not resume:
+        shutil.rmtree(records, ignore_errors=True)
     point_columns = _point_columns(study, points)
+    table = scenario_table(study.scenario_path)
+    pending = [
+        PendingTask(t, task_key(runner_name, table, study.duration_s, point_columns[t.point_id], t))
+        for t in tasks
+    ]
+    kept = {p.task.task_id: r for p in pending if (r := _finished(out_dir, p, resume)) is not None}
+    clear_unfinished(out_dir, records, {(r.point_id, r.seed) for r in kept.values()})
     execute = functools.partial(
-        execute_task,
-        run_point,
-        scenario_table(study.scenario_path),
-        study.duration_s,
-        str(records.resolve()),
-        point_columns,
-    )
+        execute_task, run_point, table, study.duration_s, str(out_dir.resolve()),
+        point_columns, limit,
+    )  # fmt: skip
+    crashed = _run_tasks(
+        spark, [p for p in pending if p.task.task_id not in kept], execute, out_dir,
+        description=f"sweep {study.name}", progress=progress,
+    )  # fmt: skip
+    results = [_outcome(out_dir, p, crashed) for p in pending]
+    failed = [r for r in results if not r.ok]
+    ok = {(r.point_id, r.seed) for r in results if r.ok}
+    clear_unfinished(out_dir, records, ok, outcomes=False)
+    finished = [r for r in results if r.ok]
+    tables = _check_schemas(finished)
+    if finished:
+        tables[SUMMARY_TABLE] = _write_summaries(records, finished, point_columns)
+    _write_runs(out_dir / "runs.csv", results, sorted(tables))
     sc = spark.sparkContext
-    results: list[TaskResult] = run_with_progress(
-        sc,
-        lambda: sc.parallelize(tasks, numSlices=len(tasks)).map(execute).collect(),
-        total=len(tasks),
-        description=f"sweep {study.name}",
-        enabled=progress,
-    )
-    results.sort(key=lambda r: r.task_id)
-    tables = _check_schemas(results)
-    tables[SUMMARY_TABLE] = _write_summaries(records, results, point_columns)
-    names = sorted(tables)
-    _write_runs(out_dir / "runs.csv", results, names)
     manifest = Manifest.for_study(
         study,
         points=points,
         tables=tables,
+        failed=tuple(FailedRun(r.point_id, r.seed, r.error or "") for r in failed),
+        time_limit_s=limit,
         runner=runner_name,
         master=str(sc.master),
         spark_version=spark.version,
@@ -172,6 +229,92 @@ def run_sweep(
     return SweepOutput(
         out_dir=out_dir, manifest=manifest, simulation_s=sum(r.wall_s for r in results)
     )
+
+
+def _finished(out_dir: Path, pending: PendingTask, resume: bool) -> TaskResult | None:
+    """The outcome of a run that finished earlier with the same key, if resuming."""
+    if not resume:
+        return None
+    result = read_task_file(out_dir, pending)
+    return result if result is not None and result.ok else None
+
+
+def _run_tasks(
+    spark: SparkSession,
+    pending: list[PendingTask],
+    execute: functools.partial[TaskResult],
+    out_dir: Path,
+    *,
+    description: str,
+    progress: bool,
+) -> dict[int, str]:
+    """Run ``pending`` as Spark jobs until each has run or crashed; return the errors of the
+    tasks whose Python worker died on every attempt, by task id.
+
+    When a task fails every attempt Spark aborts the job; that task is recorded as crashed
+    and a new job runs the tasks that have not written their outcome yet.
+    """
+    sc = spark.sparkContext
+    crashed: dict[int, str] = {}
+    while pending:
+        job = functools.partial(_job, sc, pending, execute)
+        try:
+            run_with_progress(
+                sc,
+                job,
+                total=len(pending),
+                description=description,
+                enabled=progress,
+            )
+            return crashed
+        except Py4JJavaError as error:
+            match = _ABORTED_TASK.search(str(error))
+            if match is None:
+                raise
+            index, attempts = int(match[1]), int(match[2])
+            task = pending[index]
+            crashed[task.task.task_id] = _crash_message(str(error), attempts)
+            pending = [
+                p for i, p in enumerate(pending)
+                if i != index and read_task_file(out_dir, p) is None
+            ]  # fmt: skip
+        except (Py4JError, ConnectionError):  # the JVM is gone: calls fail or are refused
+            done = sum(1 for p in pending if read_task_file(out_dir, p) is not None)
+            raise SweepError(
+                f"the Spark JVM stopped during the sweep (killed, or out of memory?); the runs "
+                f"that finished are kept in {out_dir} ({done} of the {len(pending)} this "
+                "attempt started): run the same command again to run the rest"
+            ) from None
+    return crashed
+
+
+def _job(
+    sc: SparkContext, pending: list[PendingTask], execute: functools.partial[TaskResult]
+) -> int:
+    """One Spark job running ``pending``, one task each; returns how many ran."""
+    count: int = sc.parallelize(pending, numSlices=len(pending)).map(execute).count()
+    return count
+
+
+def _crash_message(text: str, attempts: int) -> str:
+    """What a task whose every attempt failed died of, from Spark's job-abort message: its
+    last attempt's cause, first sentence, without the Java exception class."""
+    match = _LOST_TASK.search(text)
+    cause = match[1].split(". ")[0] if match else "see Spark's log"
+    return f"its Spark task failed {attempts} times: {cause}"
+
+
+def _outcome(out_dir: Path, pending: PendingTask, crashed: Mapping[int, str]) -> TaskResult:
+    """The outcome of ``pending``'s run after the jobs: its outcome file, else its crash."""
+    result = read_task_file(out_dir, pending)
+    if result is not None:
+        return result
+    task = pending.task
+    error = crashed.get(task.task_id, "the run did not finish (its outcome file is missing)")
+    return TaskResult(
+        task_id=task.task_id, point_id=task.point_id, seed=task.seed, rows={}, schemas={},
+        summary={}, wall_s=0.0, error=error,
+    )  # fmt: skip
 
 
 def _point_columns(study: Study, points: Sequence[Point]) -> dict[int, list[tuple[pa.Field, Any]]]:
@@ -228,11 +371,13 @@ def _write_summaries(
 
 
 def _write_runs(path: Path, results: Sequence[TaskResult], names: Sequence[str]) -> None:
+    """``runs.csv``: one row per run, finished or failed (``error`` empty when it finished)."""
     columns: dict[str, list[Any]] = {
         "task_id": [r.task_id for r in results],
         "point_id": [r.point_id for r in results],
         "seed": [r.seed for r in results],
         "wall_s": [round(r.wall_s, 4) for r in results],
+        "error": [r.error or "" for r in results],
     }
     for name in names:
         if name != SUMMARY_TABLE:

@@ -1,8 +1,8 @@
-"""``OUT/sweep.json``: what a sweep ran and where it put the records.
+"""``OUT/sweep.json``: what a sweep ran, where it put the records, and which runs failed.
 
-The sweep job writes it last, so its presence means the records are complete; the analysis
-and the report read only this file and the records, so they can run again on an old output
-directory without the study file.
+The sweep job writes it last, so its presence means the sweep ended and the records of every
+run it lists as finished are complete; the analysis and the report read only this file and
+the records, so they can run again on an old output directory without the study file.
 """
 
 from __future__ import annotations
@@ -41,6 +41,15 @@ class KnobInfo:
 
 
 @attrs.frozen
+class FailedRun:
+    """A run that did not finish: its point, seed and error (one line)."""
+
+    point_id: int
+    seed: int
+    error: str
+
+
+@attrs.frozen
 class Manifest:
     """Everything the analysis and the report need to know about a finished sweep."""
 
@@ -55,6 +64,8 @@ class Manifest:
     report_x: str | None
     report_series: str | None
     tables: Mapping[str, TableInfo]
+    failed: tuple[FailedRun, ...]
+    time_limit_s: float | None
     runner: str
     master: str
     spark_version: str
@@ -67,12 +78,15 @@ class Manifest:
         *,
         points: Sequence[Point],
         tables: Mapping[str, TableInfo],
+        failed: tuple[FailedRun, ...],
+        time_limit_s: float | None,
         runner: str,
         master: str,
         spark_version: str,
         wall_s: float,
     ) -> Manifest:
-        """The manifest of a sweep of ``study`` that produced ``tables``."""
+        """The manifest of a sweep of ``study`` that produced ``tables``; ``failed`` lists the
+        runs that did not finish, ``time_limit_s`` the wall-time limit of each run."""
         return cls(
             study=study.name,
             description=study.description,
@@ -85,6 +99,8 @@ class Manifest:
             report_x=study.report_x,
             report_series=study.report_series,
             tables=dict(tables),
+            failed=failed,
+            time_limit_s=time_limit_s,
             runner=runner,
             master=master,
             spark_version=spark_version,
@@ -129,6 +145,10 @@ class Manifest:
                     name: TableInfo(t["name"], t["path"], t["rows"], tuple(t["columns"]))
                     for name, t in document["tables"].items()
                 },
+                failed=tuple(
+                    FailedRun(f["point_id"], f["seed"], f["error"]) for f in document["failed"]
+                ),
+                time_limit_s=document["time_limit_s"],
                 runner=document["runner"],
                 master=document["master"],
                 spark_version=document["spark_version"],

@@ -57,7 +57,8 @@ _PNG_OPTIONS: dict[str, Any] = {"format": "png", "dpi": 100, "metadata": {"Softw
 
 
 def write_report(out_dir: Path, summary: pa.Table) -> Path:
-    """Write ``out_dir/report.md`` and its plots for the sweep whose analysis is ``summary``.
+    """Write ``out_dir/report.md`` and its plots for the sweep whose analysis is ``summary``
+    (an empty table when no run finished); the report lists the runs that failed.
 
     Returns the report's path. Raises :class:`~sim.sweep.errors.SweepError` if ``out_dir``
     holds no finished sweep.
@@ -116,13 +117,18 @@ def _markdown(
 ) -> str:
     n_runs = len(manifest.points) * len(manifest.seeds)
     duration = "the scenario's own" if manifest.duration_s is None else f"{manifest.duration_s} s"
+    limit = "none" if manifest.time_limit_s is None else f"{manifest.time_limit_s:g} s"
+    failed = (
+        f"; **{len(manifest.failed)} failed** (listed under Failed runs)" if manifest.failed else ""
+    )
     lines = [
         f"# Sweep report: {manifest.study}",
         "",
         *([manifest.description, ""] if manifest.description else []),
         f"- base scenario: `{manifest.scenario}`; simulated duration per run: {duration}",
         f"- {len(manifest.points)} points x {len(manifest.seeds)} seeds "
-        f"({', '.join(map(str, manifest.seeds))}) = {n_runs} runs, one Spark task each",
+        f"({', '.join(map(str, manifest.seeds))}) = {n_runs} runs, one Spark task each"
+        f"{failed}; wall-time limit per run: {limit}",
         f"- run function: `{manifest.runner}`; Spark {manifest.spark_version} on "
         f"`{manifest.master}`; sweep wall time {manifest.wall_s:.1f} s",
     ]
@@ -160,6 +166,25 @@ def _markdown(
         ],
     )
     lines += ["", "## Warnings", "", *_warning_lines(manifest, warnings)]
+    if manifest.failed:
+        lines += ["", "## Failed runs", ""]
+        lines += [
+            "These runs raised or ran out of time; they are left out of every table above. "
+            "Running the sweep again into the same directory runs them again (and only them).",
+            "",
+        ]
+        lines += _table(
+            ["point", *knob_heads, "seed", "error"],
+            [
+                [
+                    str(run.point_id),
+                    *(_fmt(manifest.points[run.point_id][k.name]) for k in manifest.knobs),
+                    str(run.seed),
+                    run.error.replace("|", "\\|"),
+                ]
+                for run in manifest.failed
+            ],
+        )
     if plots:
         lines += ["", "## Plots", ""]
         lines += [f"![{p.stem}](plots/{p.name})" for p in plots]
@@ -174,7 +199,8 @@ def _markdown(
         "- `per_seed.csv`, `per_seed.parquet`: the same statistics per run",
         "- `records/<table>/point_id=<id>/`: the runs' records as Parquet "
         f"({', '.join(f'{name}: {info.rows} rows' for name, info in manifest.tables.items())})",
-        "- `runs.csv`: wall time of every simulation; `sweep.json`: the sweep's manifest",
+        "- `runs.csv`: wall time (and error, if any) of every simulation; `sweep.json`: the "
+        "sweep's manifest; `tasks/`: each run's outcome, which a rerun resumes from",
         "",
     ]
     return "\n".join(lines)

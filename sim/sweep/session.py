@@ -1,13 +1,22 @@
 """Starting a SparkSession for sweeps: Java found, workers on this interpreter, quiet logs.
 
 Without a master URL the session uses whatever ``spark-submit`` configured, or ``local[*]``
-when the program was started with plain ``python``. Python workers run ``sys.executable``
-(``PYSPARK_PYTHON`` and ``spark.pyspark.python``; a ``PYSPARK_PYTHON`` already set wins), so in
-local mode they import the project from the same virtualenv as the driver. On a cluster that
-interpreter path must exist on every worker with the project installed, or the project must be
-shipped with ``--py-files`` / ``spark.submit.pyFiles`` to workers whose ``PYSPARK_PYTHON`` has
-its dependencies. Under spark-submit, whose JVM is already running, none of this is changed:
-spark-submit's own settings apply.
+when the program was started with plain ``python``. A local master gets task retries
+(:func:`with_task_retries`): Spark's ``spark.task.maxFailures`` does not apply in local mode,
+where a task is tried once unless the master says ``local[N, maxFailures]``, so without this a
+Python worker killed once (by the OOM killer, say) would fail the whole sweep.
+
+Python workers run ``sys.executable`` (``PYSPARK_PYTHON`` and ``spark.pyspark.python``; a
+``PYSPARK_PYTHON`` already set wins), so in local mode they import the project from the same
+virtualenv as the driver. On a cluster that interpreter path must exist on every worker with
+the project installed, or the project must be shipped with ``--py-files`` /
+``spark.submit.pyFiles`` to workers whose ``PYSPARK_PYTHON`` has its dependencies. Under
+spark-submit, whose JVM is already running, none of this is changed: spark-submit's own
+settings (its master and ``spark.task.maxFailures``) apply.
+
+A session started here does not let pyspark's accumulator server (a thread of the driver that
+reads task updates from the JVM) print a traceback when the JVM dies mid-job: the sweep says
+so in one line instead (see :func:`quiet_accumulator_server`).
 
 The driver JVM of a session started here compiles with the C1 JIT only and collects with the
 serial GC (:data:`DRIVER_JAVA_OPTIONS`): it lives for one sweep and mostly schedules tasks and
@@ -19,15 +28,30 @@ the first queries of a sweep about twice as slow. Executors on a cluster are not
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from sim.sweep.java import ensure_java
 
 LOG_LEVEL = "WARN"
 DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+TASK_MAX_FAILURES = 4
+"""Attempts of a task before its job fails, as ``spark.task.maxFailures``' default on a
+cluster."""
+_LOCAL = re.compile(r"local(?:\[\s*(\d+|\*)\s*\])?")
+
+
+def with_task_retries(master: str) -> str:
+    """``master`` with :data:`TASK_MAX_FAILURES` attempts per task when it is ``local`` or
+    ``local[N]`` / ``local[*]`` (as ``local[N, 4]``); any other master unchanged."""
+    match = _LOCAL.fullmatch(master.strip())
+    if match is None:
+        return master
+    return f"local[{match[1] or 1}, {TASK_MAX_FAILURES}]"
 
 
 def launched_by_spark_submit() -> bool:
@@ -46,9 +70,10 @@ def start_session(
     """Start (or reuse) the SparkSession a sweep runs on.
 
     Raises :class:`~sim.sweep.errors.JavaNotFoundError` before touching Spark when no Java 17+
-    runtime exists. ``ui=False`` turns the web UI off (tests, benchmarks); Spark's own console
-    progress bar is always off because the sweep draws its own. ``extra_conf`` is applied
-    last. The session's log level is ``WARN``.
+    runtime exists. A local master, given or the default ``local[*]``, retries failed tasks
+    (:func:`with_task_retries`). ``ui=False`` turns the web UI off (tests, benchmarks);
+    Spark's own console progress bar is always off because the sweep draws its own.
+    ``extra_conf`` is applied last. The session's log level is ``WARN``.
     """
     conf = {
         "spark.ui.enabled": "true" if ui else "false",
@@ -56,6 +81,7 @@ def start_session(
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
     }
     if not launched_by_spark_submit():
+        master = with_task_retries(master or "local[*]")
         ensure_java()
         conf["spark.pyspark.python"] = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         conf["spark.driver.extraJavaOptions"] = DRIVER_JAVA_OPTIONS
@@ -67,4 +93,18 @@ def start_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(LOG_LEVEL)
+    quiet_accumulator_server(session.sparkContext)
     return session
+
+
+def quiet_accumulator_server(sc: SparkContext) -> None:
+    """Turn off the traceback pyspark's accumulator server prints (from its own thread, with
+    ``socketserver``'s ``handle_error``) when the JVM it reads from dies; the sweep reports a
+    dead JVM itself. A context without that server (a pyspark that has none) is left as is."""
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = _ignore_request_error
+
+
+def _ignore_request_error(request: object, client_address: object) -> None:
+    """``socketserver.BaseServer.handle_error`` that prints nothing."""

@@ -9,6 +9,8 @@ A study is a small TOML file::
     seeds = 3                         # seeds per point: first_seed, first_seed + 1, ...
     first_seed = 1                    # optional (default 1)
     duration_s = 5.0                  # optional simulated duration; default: the scenario's own
+    time_limit_s = 600                # optional wall-clock limit per run; default: none
+    allow_large = false               # optional: lift the limits on points and runs
 
     [set]                             # optional: overrides applied to every point
     "producer.acks" = "all"
@@ -30,6 +32,10 @@ scalars (bool, int, float, string), one type per knob (ints and floats mix as fl
 "lognormal", median = "1ms", sigma = 0.5 }``, which a grid can then vary inside
 (``"burrow.processing_time.sigma" = [0.25, 1.0]``). Overrides apply in order: ``[set]``, then
 the point's grid values, then ``duration_s`` as ``simulation.duration``.
+
+Size limits keep a typo from hanging the driver: at most :data:`MAX_POINTS` points and
+:data:`MAX_RUNS` runs (points x seeds), unless ``allow_large = true``; seeds must fit in a
+64-bit integer (they are an ``int64`` column of every table), whatever ``allow_large`` says.
 
 :func:`load_study` raises :class:`StudyError` with one line naming the bad field; it never lets
 a TOML or type error escape.
@@ -62,7 +68,18 @@ DURATION_KNOB = "simulation.duration"
 """The knob ``duration_s`` sets (in microseconds)."""
 _STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TOP_LEVEL = {"study", "set", "grid", "report"}
-_STUDY_KEYS = {"name", "description", "scenario", "seeds", "first_seed", "duration_s"}
+_STUDY_KEYS = {
+    "name", "description", "scenario", "seeds", "first_seed", "duration_s", "time_limit_s",
+    "allow_large",
+}  # fmt: skip
+MAX_POINTS = 10_000
+"""The most points a study may have unless ``allow_large``: every point's scenario is built
+and checked on the driver before Spark starts, and each point is a row of the report."""
+MAX_RUNS = 100_000
+"""The most runs (points x seeds) a study may have unless ``allow_large``."""
+MAX_SEED = 2**63 - 1
+"""The largest seed: seeds are stored as ``int64``."""
+_LIFT = "set allow_large = true in [study] to run it anyway"
 _REPORT_KEYS = {"x", "series"}
 
 
@@ -81,7 +98,9 @@ class Knob:
 @attrs.frozen
 class Study:
     """A validated study. ``origin`` names its file in messages; ``scenario_path`` is the
-    resolved file of the base scenario; ``fixed`` holds the ``[set]`` overrides."""
+    resolved file of the base scenario; ``fixed`` holds the ``[set]`` overrides;
+    ``time_limit_s`` bounds each run's wall time (None: no limit); ``allow_large`` lifts the
+    limits on points and runs."""
 
     origin: str
     name: str
@@ -94,6 +113,8 @@ class Study:
     grid: tuple[Knob, ...]
     report_x: str | None
     report_series: str | None
+    time_limit_s: float | None = None
+    allow_large: bool = False
 
     def knob(self, name: str) -> Knob:
         """The grid knob called ``name``; raises :class:`KeyError` if the grid has none."""
@@ -143,13 +164,16 @@ def load_study(ref: str | Path) -> Study:
 
     Raises :class:`StudyError` (one line naming the file and the field) for a missing file,
     invalid TOML, an unknown section or key, a wrong type, an empty or duplicated grid list,
-    knobs whose column names collide, or a ``[report]`` axis that is not a grid knob.
+    knobs whose column names collide, a ``[report]`` axis that is not a grid knob, seeds that
+    do not fit in 64 bits, or more points or runs than the limits allow.
     """
     path = resolve_study(ref)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise StudyError(f"{path}: not valid TOML: nested too deeply") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise StudyError(f"{path}: cannot read the study file: {exc}") from None
     return parse_study(data, origin=str(path), base_dir=path.parent, default_name=path.stem)
@@ -178,7 +202,14 @@ def parse_study(
     scenario_path = _resolve_scenario(scenario, base_dir, origin)
     n_seeds = _integer(study, "seeds", origin, minimum=1, default=None)
     first_seed = _integer(study, "first_seed", origin, minimum=0, default=1)
-    duration_s = _duration(study, origin)
+    if first_seed + n_seeds - 1 > MAX_SEED:
+        raise StudyError(
+            f"{origin}: [study] first_seed: the seeds {first_seed}..{first_seed + n_seeds - 1} "
+            f"must fit in a 64-bit integer (the last may be at most {MAX_SEED})"
+        )
+    duration_s = _positive_seconds(study, "duration_s", origin)
+    time_limit_s = _positive_seconds(study, "time_limit_s", origin)
+    allow_large = _boolean(study, "allow_large", origin)
 
     fixed = _flatten(_table(data, "set", origin, required=False), "set", origin)
     for knob_name, value in fixed.items():
@@ -189,6 +220,8 @@ def parse_study(
         raise StudyError(f"{origin}: [grid] is empty; give at least one knob and its values")
     grid = tuple(_knob(name, values, origin) for name, values in grid_table.items())
     _check_columns(grid, origin)
+    if not allow_large:
+        _check_size(grid, n_seeds, origin)
     both = sorted(set(fixed) & set(grid_table))
     if both:
         raise StudyError(f"{origin}: [set] {both[0]!r} is also in [grid]; give it in one place")
@@ -219,6 +252,8 @@ def parse_study(
         grid=grid,
         report_x=report_x,
         report_series=report_series,
+        time_limit_s=time_limit_s,
+        allow_large=allow_large,
     )
 
 
@@ -274,14 +309,39 @@ def _integer(
     return value
 
 
-def _duration(table: Mapping[str, Any], origin: str) -> float | None:
-    if "duration_s" not in table:
+def _boolean(table: Mapping[str, Any], key: str, origin: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise StudyError(f"{origin}: [study] {key}: expected true or false, got {value!r}")
+    return value
+
+
+def _check_size(grid: tuple[Knob, ...], n_seeds: int, origin: str) -> None:
+    """Refuse more than :data:`MAX_POINTS` points or :data:`MAX_RUNS` runs (counted, not
+    expanded)."""
+    points = math.prod(len(knob.values) for knob in grid)
+    if points > MAX_POINTS:
+        raise StudyError(
+            f"{origin}: [grid]: {points:,} points (the product of the lengths of its value "
+            f"lists) is above the limit of {MAX_POINTS:,} points (every point's scenario is "
+            f"built and checked on the driver before Spark starts; {_LIFT})"
+        )
+    if points * n_seeds > MAX_RUNS:
+        raise StudyError(
+            f"{origin}: [study] seeds: {n_seeds:,} seeds x {points:,} points = "
+            f"{points * n_seeds:,} runs is above the limit of {MAX_RUNS:,} runs (each run is a "
+            f"Spark task and a row of every table; {_LIFT})"
+        )
+
+
+def _positive_seconds(table: Mapping[str, Any], key: str, origin: str) -> float | None:
+    if key not in table:
         return None
-    value = table["duration_s"]
+    value = table[key]
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not ok or not math.isfinite(value) or value <= 0:
         raise StudyError(
-            f"{origin}: [study] duration_s: expected a positive number of seconds, got {value!r}"
+            f"{origin}: [study] {key}: expected a positive number of seconds, got {value!r}"
         )
     return float(value)
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 import attrs
 import pytest
 
 from apis import (
+    BrokerEndpoint,
     Errors,
     FetchRequest,
     FetchResponse,
+    FindCoordinatorRequest,
+    LeaderAndIsrRequest,
+    ListOffsetsRequest,
     MetadataRequest,
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -23,15 +27,23 @@ from apis import (
     ProduceRequest,
     ProduceResponse,
     Request,
+    RequestBody,
     RequestHeader,
     RequestHeaderMismatchError,
     StopReplicaRequest,
     StopReplicaResponse,
+    UpdateMetadataRequest,
 )
+from apis.api_table import API_TABLE, response_errors
 from apis.header import ApiKeys
 from coordinator import OffsetsPartitionStatus
 from replica.records import Record
-from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionResponse, TopicPartition
+from replica.types import (
+    GROUP_METADATA_TOPIC_NAME,
+    PartitionResponse,
+    PartitionState,
+    TopicPartition,
+)
 from tests.apis.single_broker import T0, SingleBroker
 
 RECORDS = [Record(b"k", b"v")]
@@ -60,7 +72,9 @@ def test_exception_after_responding_sends_no_second_response(
     broker = SingleBroker()
 
     def answer_then_raise(
-        _timeout: int, _acks: int, entries: dict[TopicPartition, object],
+        _timeout: int,
+        _acks: int,
+        entries: dict[TopicPartition, object],
         callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
     ) -> None:
         callback({tp: PartitionResponse(Errors.NONE, 0) for tp in entries})
@@ -231,3 +245,61 @@ def test_fetch_max_bytes_caps_every_fetch_and_its_min_bytes(
         )
     )
     assert seen == [(2048, 2048)]
+
+
+# -- requests whose fields have the wrong Python types -------------------------------------------
+
+SAMPLES: dict[ApiKeys, RequestBody] = {
+    ApiKeys.PRODUCE: ProduceRequest(-1, 1000, {T0: RECORDS}),
+    ApiKeys.FETCH: FetchRequest({T0: PartitionFetchInfo(0, 1000)}),
+    ApiKeys.LIST_OFFSETS: ListOffsetsRequest({T0: -1}),
+    ApiKeys.METADATA: MetadataRequest(["orders"]),
+    ApiKeys.LEADER_AND_ISR: LeaderAndIsrRequest(1, 1, {T0: PartitionState(0, 0, (0,), (0,))}),
+    ApiKeys.STOP_REPLICA: StopReplicaRequest(1, 1, [T0]),
+    ApiKeys.UPDATE_METADATA: UpdateMetadataRequest(1, 1, [BrokerEndpoint(0)], {}),
+    ApiKeys.OFFSET_COMMIT: OffsetCommitRequest("g", {T0: OffsetCommitRequestPartition(1)}),
+    ApiKeys.OFFSET_FETCH: OffsetFetchRequest("g", [T0]),
+    ApiKeys.FIND_COORDINATOR: FindCoordinatorRequest("g"),
+}
+MALFORMED = [
+    pytest.param(key, field.name, wrong, id=f"{API_TABLE[key].name}.{field.name}={wrong!r}")
+    for key, body in SAMPLES.items()
+    for field in attrs.fields(type(body))
+    for wrong in (None, 1.5, b"x")  # no field is a float or bytes
+    if not (wrong is None and type(None) in get_args(get_type_hints(type(body))[field.name]))
+]
+
+
+@pytest.mark.parametrize(("key", "name", "wrong"), MALFORMED)
+def test_a_field_of_the_wrong_type_gets_one_invalid_request_response(
+    key: ApiKeys, name: str, wrong: object
+) -> None:
+    broker = SingleBroker()
+    before = broker.state()
+    body = attrs.evolve(SAMPLES[key], **{name: wrong})
+    request = broker.send(body)  # must not raise
+    responses = broker.responses()
+    assert [r.request for r in responses] == [request]
+    response = responses[0].body
+    assert isinstance(response, API_TABLE[key].response)
+    assert set(response_errors(response)) <= {Errors.INVALID_REQUEST}
+    assert broker.state() == before
+    assert broker.apis.unknown_server_errors == 0
+
+
+def test_a_produce_without_records_is_answered_once_with_no_partition() -> None:
+    broker = SingleBroker()
+    response = broker.request(ProduceRequest(-1, 1000, None)).body  # type: ignore[arg-type]
+    assert response == ProduceResponse({})
+    fetch = broker.request(FetchRequest({T0: PartitionFetchInfo(0, 1000)}, max_wait_ms="5")).body  # type: ignore[arg-type]
+    assert isinstance(fetch, FetchResponse) and fetch.error is Errors.INVALID_REQUEST
+    assert fetch.responses[T0].error is Errors.INVALID_REQUEST
+
+
+def test_a_handler_called_directly_with_a_malformed_body_still_answers_once() -> None:
+    broker = SingleBroker()
+    request = Request.create(ProduceRequest(-1, 1000, None), correlation_id=99)  # type: ignore[arg-type]
+    broker.apis.handle_produce(request)
+    [response] = broker.responses()
+    assert response.request is request and response.body == ProduceResponse({})
+    assert broker.apis.unknown_server_errors == 1

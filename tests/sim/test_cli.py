@@ -123,3 +123,71 @@ def test_python_dash_m_sim_works() -> None:
     assert completed.returncode == 2
     assert completed.stderr == "scenario error: cluster.brokers: must be >= 1, got 0\n"
     assert "Traceback" not in completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--set", "producers[0].rate=inf"], "producers[0].rate: expected a finite number"),
+        (["--set", "network.client_broker.sigma=1e6"], "network.client_broker.sigma: must be"),
+    ],
+)
+def test_bad_numbers_exit_2_before_simulating(
+    argv: list[str], expected: str, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object) -> None:
+        raise AssertionError("the run must not start")
+
+    monkeypatch.setattr("sim.runner.build_cluster", never)
+    assert main(["run", *argv, "--duration", "1s", "--set", "simulation.warmup=0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"scenario error: {expected}")
+
+
+def test_a_file_that_is_not_utf8_exits_2(tmp_path: Path, capsys: Capture) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'description = "caf\xe9"\n')
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"scenario error: {path}: not UTF-8 text (byte 0xe9 at offset 18; "
+        "scenario files are UTF-8 TOML)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["cluster.brokers=1000000", "topics[0].partitions=100000000", "producers[0].rate=1e12"],
+)
+def test_sizes_above_the_limits_exit_2_at_once(override: str) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "sim", "run", "--set", override],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1
+    assert completed.stderr.startswith(f"scenario error: {override.split('=')[0]}: ")
+    assert "set simulation.allow_large = true" in completed.stderr
+
+
+@pytest.mark.parametrize("where", ["file/sub", "file"])
+def test_an_output_directory_that_cannot_be_written_exits_2_before_simulating(
+    where: str, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object) -> None:
+        raise AssertionError("the run must not start")
+
+    monkeypatch.setattr("sim.runner.build_cluster", never)
+    (tmp_path / "file").write_text("not a directory\n")
+    out = tmp_path / where
+    assert main(["run", "--out", str(out), *_short_args()]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(f"output error: {out}: cannot ")
+    assert captured.err.endswith(
+        "(an output directory must be one this user can create and write in)\n"
+    )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import math
+import random
 from pathlib import Path
 
 import attrs
@@ -16,6 +18,7 @@ from sim.scenario import (
     BrokerFailure,
     Constant,
     Distribution,
+    Exponential,
     LatencySpike,
     Lognormal,
     Scenario,
@@ -485,3 +488,154 @@ def test_unit_spellings() -> None:
     assert parse_size("1.5kib") == 1536
     assert Scenario().topics == []
     assert at_least(2)(None, None, 2) is None  # type: ignore[arg-type]
+
+
+# -- input that used to escape as a traceback ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("producers[0].rate=inf", "producers[0].rate: expected a finite number, got inf"),
+        ("producers[0].rate=nan", "producers[0].rate: expected a finite number, got nan"),
+        ("producers[0].rate=-inf", "producers[0].rate: expected a finite number, got -inf"),
+        (
+            "producers[0].rate=1e-300",
+            "producers[0].rate: must be a finite number >= 1e-06 (messages per second), got 1e-300",
+        ),
+        (
+            "network.client_broker.sigma=1e6",
+            "network.client_broker.sigma: must be a number between 0 and 10, got 1000000.0",
+        ),
+        (
+            'burrow.processing_time={distribution="lognormal", median="1ms", sigma=11}',
+            "burrow.processing_time.sigma: must be a number between 0 and 10, got 11.0",
+        ),
+        (
+            "burrow.failure_probability=nan",
+            "burrow.failure_probability: expected a finite number, got nan",
+        ),
+    ],
+)
+def test_non_finite_and_overflowing_numbers_are_refused(override: str, expected: str) -> None:
+    assert _error("default", [override]) == f"scenario error: {expected}"
+
+
+def test_a_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'description = "caf\xe9"\n' + MINIMAL.encode())
+    assert _error(path) == (
+        f"scenario error: {path}: not UTF-8 text (byte 0xe9 at offset 18; "
+        "scenario files are UTF-8 TOML)"
+    )
+
+
+def test_a_file_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "description = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert _error(path) == f"scenario error: {path}: invalid TOML: nested too deeply"
+    assert _error("default", ["description=" + "[" * 5000 + "]" * 5000]) == (
+        "scenario error: description: invalid TOML value: nested too deeply"
+    )
+
+
+def test_a_base_chain_deeper_than_the_limit_is_refused(tmp_path: Path) -> None:
+    for i in range(40):
+        _write(tmp_path, f'base = "s{i + 1}.toml"\n', f"s{i}.toml")
+    _write(tmp_path, MINIMAL, "s40.toml")
+    assert _error(tmp_path / "s0.toml") == (
+        "scenario error: base: the chain of base files is deeper than 32 "
+        "(s0.toml -> s1.toml -> s2.toml -> ... -> s31.toml -> s32.toml; "
+        "a loop or a mistake?)"
+    )
+    _write(tmp_path, 'base = "s20.toml"\n', "short.toml")  # 21 files: fine
+    assert load_scenario(tmp_path / "short.toml").topics[0].name == "t"
+
+
+# -- size limits -------------------------------------------------------------------------------
+
+LARGE = [
+    (
+        "cluster.brokers=1000000",
+        "cluster.brokers: 1,000,000 brokers is above the limit of 100 (each broker runs",
+    ),
+    ("topics[0].partitions=100000000", "topics[0].partitions: 100,000,000 partitions per topic"),
+    (
+        "offsets.offsets_topic_num_partitions=100000000",
+        "offsets.offsets_topic_num_partitions: 100,000,000 partitions of __consumer_offsets",
+    ),
+    (
+        "producers[0].rate=1e12",
+        "producers[0].rate: 1,000,000,000,000 messages per second per producer",
+    ),
+    ("simulation.duration=2h", "simulation.duration: 2h of simulated time is above the limit"),
+    (
+        "simulation.sample_interval=1us",
+        "simulation.sample_interval: 60,000,000 time-series samples per probe",
+    ),
+    ("cluster.num_io_threads=5000", "cluster.num_io_threads: 5,000 request handler threads"),
+    ("burrow.num_workers=1000000", "burrow.num_workers: 1,000,000 Burrow workers"),
+    ("producers[0].rate=100000", "producers: 6,000,000 messages expected over all producers"),
+    (
+        "topics=["
+        + ", ".join(
+            f'{{name="{n}", partitions=1000, replication_factor=3}}'
+            for n in ("events", "a", "b", "c")
+        )
+        + "]",
+        "topics: 12,150 partition replicas",  # each topic within its own limit
+    ),
+    (
+        'producers[0].message_size={distribution="constant", value="2MiB"}',
+        "producers[0].message_size: 2MiB per message (the size distribution's",
+    ),
+    (
+        'producers[0].message_size={distribution="lognormal", median="1KiB", sigma=3}',
+        "producers[0].message_size: 62.2GiB per message",
+    ),
+    (
+        'producers[0].message_size={distribution="constant", value="512KiB"}',
+        "producers: 293GiB of message values expected over all producers",
+    ),
+]
+
+
+@pytest.mark.parametrize(("override", "expected"), LARGE)
+def test_sizes_above_a_limit_are_refused_unless_allowed(override: str, expected: str) -> None:
+    message = _error("default", [override])
+    assert message.startswith(f"scenario error: {expected}")
+    assert message.endswith("; set simulation.allow_large = true to run it anyway)")
+    allowed = load_scenario("default", [override, "simulation.allow_large=true"])
+    assert allowed.simulation.allow_large
+
+
+def test_the_limits_fit_every_bundled_scenario_and_are_stated_in_the_knobs() -> None:
+    for name in bundled_scenarios():
+        assert not load_scenario(name).simulation.allow_large
+    rows = {row.path: row.help for row in knob_rows(load_scenario("default"))}
+    assert rows["cluster.brokers"].endswith(
+        "; limit: at most 100 brokers (simulation.allow_large lifts it)"
+    )
+    bounded = (
+        "topics[0].partitions", "offsets.offsets_topic_num_partitions", "producers[0].rate",
+        "producers[0].message_size", "simulation.duration", "burrow.num_workers",
+        "cluster.num_io_threads", "topics[0].replication_factor",
+    )  # fmt: skip
+    for knob in bounded:
+        assert "; limit: at most " in rows[knob], knob
+    assert "limit" not in rows["producers[0].acks"]
+    assert rows["simulation.allow_large"].startswith("lift the size limits")
+
+
+def test_quantiles_of_the_distributions_match_their_draws() -> None:
+    rng = random.Random(7)
+    for distribution in (
+        Constant(value=5),
+        Uniform(low=10, high=30),
+        Exponential(mean=100),
+        Lognormal(median=250, sigma=0.8),
+    ):
+        draws = sorted(distribution.sample(rng) for _ in range(20_000))
+        for p in (0.1, 0.5, 0.9):
+            assert draws[int(p * len(draws))] == pytest.approx(distribution.quantile(p), rel=0.1)
+    assert Lognormal(median=250, sigma=0.8).quantile(0.5) == pytest.approx(250)
+    assert Exponential(mean=100).quantile(1 - 1e-9) == pytest.approx(100 * math.log(1e9))

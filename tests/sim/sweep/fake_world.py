@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import collections
 import functools
+import os
+import signal
+import time
+import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -119,3 +124,81 @@ def no_messages(
 ) -> dict[str, pa.Table]:
     """A broken run function: its result lacks the required ``messages`` table."""
     return {"requests": REQUESTS_SCHEMA.empty_table()}
+
+
+# -- run functions that misbehave at some (point, seed) of tiny.toml --------------------------
+# tiny.toml's points: 0 = (2 workers, 20 ms), 1 = (2, 100 ms), 2 = (8, 20 ms), 3 = (8, 100 ms).
+
+
+def is_run(overrides: Mapping[str, Any], seed: int, point: int, at_seed: int) -> bool:
+    """Whether ``overrides`` and ``seed`` are tiny.toml's run (``point``, ``at_seed``)."""
+    workers, interval = ((2, 20), (2, 100), (8, 20), (8, 100))[point]
+    knobs = (overrides.get("burrow.num_workers"), overrides.get("burrow.commit_interval_ms"))
+    return knobs == (workers, interval) and seed == at_seed
+
+
+def troubled(
+    table: Mapping[str, Any], overrides: Mapping[str, Any], seed: int, duration_s: float | None
+) -> dict[str, pa.Table]:
+    """Raises at point 3 seed 2; never ends at point 0 seed 1 (swallowing every Exception, as
+    a simulated component may); runs normally elsewhere."""
+    if is_run(overrides, seed, 3, 2):
+        raise RuntimeError("boom at point 3 seed 2")
+    while is_run(overrides, seed, 0, 1):
+        try:
+            time.sleep(0.01)
+        except Exception:  # the point: a time limit must get through this
+            continue
+    return run_point(table, overrides, seed, duration_s)
+
+
+def crashing(
+    table: Mapping[str, Any], overrides: Mapping[str, Any], seed: int, duration_s: float | None
+) -> dict[str, pa.Table]:
+    """Kills its own Python worker at point 2 seed 2 every time, and at point 1 seed 1 the
+    first time only (it leaves a marker file in the folder the scenario's description names);
+    runs normally elsewhere."""
+    if is_run(overrides, seed, 2, 2):
+        os.kill(os.getpid(), signal.SIGKILL)
+    marker = Path(str(table["description"])) / "crashed-once"
+    if is_run(overrides, seed, 1, 1) and not marker.exists():
+        marker.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return run_point(table, overrides, seed, duration_s)
+
+
+def jvm_of(pid: int) -> int:
+    """The nearest ancestor of process ``pid`` that is a java process (Linux /proc)."""
+    while pid > 1:
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "java":
+            return pid
+    raise RuntimeError("no java process among the ancestors")
+
+
+KILL_JVM = "SIM_TEST_KILL_JVM"
+
+
+def jvm_killing(
+    table: Mapping[str, Any], overrides: Mapping[str, Any], seed: int, duration_s: float | None
+) -> dict[str, pa.Table]:
+    """With the environment variable ``SIM_TEST_KILL_JVM`` set, kills the Spark JVM at point 3
+    (after the other points had time to finish); otherwise, and elsewhere, runs normally."""
+    if os.environ.get(KILL_JVM) and is_run(overrides, seed, 3, 1):
+        time.sleep(3)
+        os.kill(jvm_of(os.getpid()), signal.SIGKILL)
+        time.sleep(60)
+    return run_point(table, overrides, seed, duration_s)
+
+
+def logged(
+    log_dir: Path,
+    table: Mapping[str, Any],
+    overrides: Mapping[str, Any],
+    seed: int,
+    duration_s: float | None,
+) -> dict[str, pa.Table]:
+    """:data:`run_point`, leaving a file per run in ``log_dir`` (bind it with a partial)."""
+    tag = "-".join(f"{value}" for value in overrides.values())
+    (log_dir / f"{tag}-seed-{seed}-{uuid.uuid4().hex}").touch()
+    return run_point(table, overrides, seed, duration_s)

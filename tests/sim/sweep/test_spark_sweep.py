@@ -5,6 +5,11 @@ Most tests read the one sweep the ``finished_sweep`` fixture ran through the com
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +17,7 @@ import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv
 import pyarrow.parquet as pq
 import pytest
 
@@ -242,16 +248,19 @@ def test_progress_bar_follows_the_spark_job(
     assert "squares: 100%" in capsys.readouterr().err
 
 
-def test_a_broken_run_function_fails_the_sweep_in_one_line(
+def test_a_broken_run_function_fails_every_run_in_one_line(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     runner = "tests.sim.sweep.fake_world:no_messages"
     argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", runner, "--no-progress"]
-    status, _, stderr = run_cli(sweep_main, argv)
+    status, stdout, stderr = run_cli(sweep_main, argv)
     assert status == 1
     assert stderr.count("\n") == 1
-    assert "a simulation failed in a Spark task" in stderr
-    assert "RunnerError" in stderr and "no 'messages' table" in stderr
+    assert stderr.startswith("sweep: 8 of 8 runs failed: point 0 seed 1 (RunnerError: ")
+    assert "no 'messages' table" in stderr and ", and 5 more; all are listed in " in stderr
+    assert stdout.splitlines()[-1] == f"report: {tmp_path / 'report.md'}"
+    assert (tmp_path / "report.md").read_text().count("RunnerError") == 8
+    assert not (tmp_path / "summary.csv").exists()
 
 
 def test_sweep_without_java_says_how_to_install_it(
@@ -274,6 +283,15 @@ def test_bad_study_and_runner_exit_2_before_spark(tmp_path: Path) -> None:
     assert status == 2 and "[study] seeds" in stderr and stderr.count("\n") == 1
     status, _, stderr = run_cli(sweep_main, [str(TINY_STUDY), "--runner", "nope"])
     assert status == 2 and "expected MODULE:FUNCTION" in stderr
+    status, _, stderr = run_cli(sweep_main, [str(TINY_STUDY), "--time-limit", "-1"])
+    assert status == 2 and stderr == (
+        "sweep: --time-limit: expected a positive number of seconds, got -1.0\n"
+    )
+    huge = tmp_path / "huge.toml"
+    huge.write_text(TINY_STUDY.read_text().replace("seeds = 2", "seeds = 1_000_000_000"))
+    status, _, stderr = run_cli(sweep_main, [str(huge)])
+    assert status == 2 and stderr.count("\n") == 1
+    assert "[study] seeds: 1,000,000,000 seeds x 4 points" in stderr
 
 
 def test_bench_says_clearly_when_the_run_function_cannot_run() -> None:
@@ -305,3 +323,169 @@ def test_the_real_simulator_gives_the_same_tables_in_a_spark_task(
     for name in ("messages", "requests", "timeseries"):
         stored = records(out, name, task.point_id, task.seed).select(direct[name].column_names)
         assert stored.equals(direct[name]), name
+
+
+def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark must not start")
+
+    monkeypatch.setattr("sim.sweep.cli.start_session", never)
+    (tmp_path / "file").write_text("not a directory\n")
+    out = tmp_path / "file" / "sweep"
+    argv = [str(TINY_STUDY), "--out", str(out), "--runner", fake_world.__name__ + ":run_point"]
+    status, stdout, stderr = run_cli(sweep_main, argv)
+    assert (status, stdout) == (2, "")
+    assert stderr.count("\n") == 1
+    assert stderr.startswith(f"sweep: output error: {out}: cannot ")
+
+
+def test_failed_and_timed_out_runs_are_recorded_and_the_rest_finish(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    runner = "tests.sim.sweep.fake_world:troubled"
+    argv = [str(TINY_STUDY), "--out", str(out), "--runner", runner, "--time-limit", "3"]
+    status, stdout, stderr = run_cli(sweep_main, [*argv, "--no-progress"])
+    assert status == 1
+    assert stderr == (
+        "sweep: 2 of 8 runs failed: point 0 seed 1 (TaskTimeLimit: the run took longer than "
+        "its time limit of 3 s), point 3 seed 2 (RuntimeError: boom at point 3 seed 2); all "
+        f"are listed in {out / 'report.md'}; run the same command again to retry them "
+        "(finished runs are kept)\n"
+    )
+    manifest = Manifest.read(out)
+    assert [(f.point_id, f.seed) for f in manifest.failed] == [(0, 1), (3, 2)]
+    assert manifest.time_limit_s == 3.0
+    # Every other run is written, summarised and reported; the failed ones are nowhere.
+    summary = pq.read_table(out / "summary.parquet").to_pylist()
+    assert [(row["point_id"], row["seeds"]) for row in summary] == [(0, 1), (1, 2), (2, 2), (3, 1)]
+    for name in ("messages", "requests", "run_summary"):  # the fake world has no time series
+        rows = pq.read_table(out / "records" / name).select(["point_id", "seed"]).to_pylist()
+        assert {(r["point_id"], r["seed"]) for r in rows} == {
+            (p, s) for p in range(4) for s in (1, 2)
+        } - {(0, 1), (3, 2)}, name
+    report = (out / "report.md").read_text()
+    assert "**2 failed** (listed under Failed runs)" in report
+    assert "| 3 | 8 | 100 | 2 | RuntimeError: boom at point 3 seed 2 |" in report
+    runs = pyarrow.csv.read_csv(out / "runs.csv").to_pylist()
+    assert [r["error"] for r in runs if r["error"]] == [
+        "TaskTimeLimit: the run took longer than its time limit of 3 s",
+        "RuntimeError: boom at point 3 seed 2",
+    ]
+    assert "summary: " in stdout
+    outcome = json.loads((out / "tasks" / "point-3-seed-2.json").read_text())
+    assert outcome["error"] == "RuntimeError: boom at point 3 seed 2"  # kept, with its error
+
+
+def test_a_killed_python_worker_is_retried_and_one_that_always_dies_is_a_failed_run(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    assert spark.sparkContext.master == "local[2, 4]"
+    study = _study_on_scenario(tmp_path, description=str(tmp_path))
+    runner = "tests.sim.sweep.fake_world:crashing"
+    argv = [str(study), "--out", str(tmp_path / "out"), "--runner", runner, "--no-progress"]
+    status, _, stderr = run_cli(sweep_main, argv)
+    assert (tmp_path / "crashed-once").exists()  # point 1 seed 1 died once, then ran
+    assert status == 1 and stderr.count("\n") == 1
+    assert stderr.startswith(
+        "sweep: 1 of 8 runs failed: point 2 seed 2 (its Spark task failed 4 times: "
+        "Python worker exited unexpectedly (crashed)); all are listed in "
+    )
+    manifest = Manifest.read(tmp_path / "out")
+    assert [(f.point_id, f.seed) for f in manifest.failed] == [(2, 2)]
+    assert manifest.tables["run_summary"].rows == 7
+
+
+def _study_on_scenario(tmp_path: Path, *, description: str) -> Path:
+    """tiny.toml on a copy of the default scenario whose description is ``description``."""
+    (tmp_path / "scenario.toml").write_text(
+        f'base = "default"\ndescription = {json.dumps(description)}\n', encoding="utf-8"
+    )
+    study = tmp_path / "study.toml"
+    study.write_text(
+        TINY_STUDY.read_text().replace('scenario = "default"', 'scenario = "scenario.toml"'),
+        encoding="utf-8",
+    )
+    return study
+
+
+def test_a_rerun_keeps_the_finished_runs_and_runs_only_the_others(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    study = load_study(TINY_STUDY)
+    out, log = tmp_path / "out", tmp_path / "log"
+    log.mkdir()
+    run = functools.partial(fake_world.logged, log)
+    run_sweep(spark, study, out, run, runner_name="logged", progress=False)
+    assert len(list(log.iterdir())) == 8
+    first = {p: p.read_bytes() for p in sorted((out / "records").rglob("seed-*.parquet"))}
+    # As if interrupted: two runs never finished, one left a partial file, no manifest.
+    (out / "tasks" / "point-1-seed-2.json").unlink()
+    (out / "tasks" / "point-3-seed-1.json").unlink()
+    (out / "records" / "messages" / "point_id=3" / "seed-1.parquet").write_bytes(b"partial")
+    (out / "sweep.json").unlink()
+    for path in log.iterdir():
+        path.unlink()
+    output = run_sweep(spark, study, out, run, runner_name="logged", progress=False)
+    assert sorted(p.name.rsplit("-", 1)[0] for p in log.iterdir()) == [
+        "1000.0-200ms-2-100-seed-2", "1000.0-200ms-8-100-seed-1"
+    ]  # fmt: skip
+    again = {p: p.read_bytes() for p in sorted((out / "records").rglob("seed-*.parquet"))}
+    assert again == first  # same seed, same bytes, whether kept or run again
+    assert output.manifest.failed == () and len(output.manifest.points) == 4
+    # Another runner (or any other input) is another run: nothing is kept. So is --fresh.
+    for path in log.iterdir():
+        path.unlink()
+    run_sweep(spark, study, out, run, runner_name="other", progress=False)
+    assert len(list(log.iterdir())) == 8
+    run_sweep(spark, study, out, run, runner_name="other", progress=False, resume=False)
+    assert len(list(log.iterdir())) == 16
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the JVM through /proc")
+def test_a_killed_jvm_is_one_line_and_the_rerun_resumes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    runner = "tests.sim.sweep.fake_world:jvm_killing"
+    argv = [str(TINY_STUDY), "--out", str(out), "--runner", runner, "--master", "local[1]"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "sim", "sweep", *argv],
+        capture_output=True, text=True, check=False, timeout=600,
+        env={**os.environ, fake_world.KILL_JVM: "1"},
+    )  # fmt: skip
+    assert completed.returncode == 1, completed.stderr
+    assert "Traceback" not in completed.stderr
+    ours = [line for line in completed.stderr.splitlines() if line.startswith("sweep: ")]
+    assert ours == [completed.stderr.splitlines()[-1]]  # above it: Spark's log, progress bar
+    assert ours[0].startswith("sweep: the Spark JVM stopped during the sweep (killed, or out")
+    assert ours[0].endswith("run the same command again to run the rest")
+    finished = {p.name: p.stat().st_mtime_ns for p in (out / "tasks").glob("*.json")}
+    assert 0 < len(finished) < 8 and not (out / "sweep.json").exists()
+    status, _, stderr = run_cli(sweep_main, [*argv[:-2], "--no-progress"])
+    assert status == 0, stderr
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "tasks").glob("*.json")}
+    assert len(after) == 8 and all(after[name] == mtime for name, mtime in finished.items())
+
+
+def test_ctrl_c_is_one_line_that_says_a_rerun_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Session:
+        def stop(self) -> None:
+            pass
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sim.sweep.cli.start_session", lambda *a, **k: Session())
+    monkeypatch.setattr("sim.sweep.cli.run_sweep", interrupted)
+    argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", fake_world.__name__ + ":run_point"]
+    status, stdout, stderr = run_cli(sweep_main, argv)
+    assert (status, stdout) == (130, "")
+    assert stderr == (
+        "sweep: interrupted; the runs that finished are kept in the output directory: run the "
+        "same command again to run the rest\n"
+    )

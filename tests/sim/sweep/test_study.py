@@ -122,6 +122,10 @@ def test_column_names_are_column_safe() -> None:
         (GOOD.replace("[grid]\n", "[grid]\n").replace("seeds = 2", "seeds = 2\nbad = 1"),
          "[study] unknown key 'bad'"),
         (GOOD.replace("seeds = 2", "seeds = 2\nduration_s = -1"), "[study] duration_s"),
+        (GOOD.replace("seeds = 2", "seeds = 2\ntime_limit_s = 0"),
+         "[study] time_limit_s: expected a positive number of seconds, got 0"),
+        (GOOD.replace("seeds = 2", "seeds = 2\nallow_large = 1"),
+         "[study] allow_large: expected true or false, got 1"),
         (GOOD.replace("seeds = 2", "seeds = 2\nduration_s = 5")
          + '"simulation.duration" = ["5s"]\n', "both set the duration"),
         (GOOD + "[report]\nx = 'burrow.x'\n", "[report] x: 'burrow.x' is not a [grid] knob"),
@@ -130,6 +134,18 @@ def test_column_names_are_column_safe() -> None:
          "x and series are both"),
         ("[study\n", "not valid TOML"),
         (GOOD.replace("seeds = 2", "seeds = 2\nname = '../x'"), "[study] name: '../x'"),
+        ("a = " + "[" * 5000 + "]" * 5000, "not valid TOML: nested too deeply"),
+        (GOOD.replace("seeds = 2", "seeds = 1_000_000_000"),
+         "[study] seeds: 1,000,000,000 seeds x 2 points = 2,000,000,000 runs is above the limit "
+         "of 100,000 runs (each run is a Spark task and a row of every table; set allow_large "
+         "= true in [study] to run it anyway)"),
+        (GOOD + "".join(f'"burrow.k{i}" = [{", ".join(map(str, range(10)))}]\n' for i in range(10)),
+         "[grid]: 20,000,000,000 points (the product of the lengths of its value lists) is above "
+         "the limit of 10,000 points (every point's scenario is built and checked on the driver "
+         "before Spark starts; set allow_large = true in [study] to run it anyway)"),
+        (GOOD.replace("seeds = 2", f"seeds = 2\nfirst_seed = {2**63 - 1}"),
+         f"[study] first_seed: the seeds {2**63 - 1}..{2**63} must fit in a 64-bit integer "
+         f"(the last may be at most {2**63 - 1})"),
     ],
 )  # fmt: skip
 def test_bad_studies_give_one_line_naming_the_field(
@@ -142,6 +158,19 @@ def test_bad_studies_give_one_line_naming_the_field(
     assert "\n" not in message
     assert message.startswith(str(path))
     assert expected in message
+
+
+def test_a_time_limit_per_run(tmp_path: Path) -> None:
+    study = load_study(write(tmp_path, GOOD.replace("seeds = 2", "seeds = 2\ntime_limit_s = 90")))
+    assert study.time_limit_s == 90.0
+    assert load_study(write(tmp_path, GOOD)).time_limit_s is None
+
+
+def test_allow_large_lifts_the_size_limits_of_a_study(tmp_path: Path) -> None:
+    text = GOOD.replace("seeds = 2", "seeds = 100_000\nallow_large = true")
+    study = load_study(write(tmp_path, text))
+    assert len(study.seeds) == 100_000 and study.allow_large
+    assert not load_study(write(tmp_path, GOOD)).allow_large
 
 
 def test_unknown_study_names_the_bundled_ones() -> None:
@@ -166,3 +195,15 @@ def test_a_bad_value_names_the_point(tmp_path: Path) -> None:
     study = load_study(write(tmp_path, GOOD.replace("[1, 4]", "[1, 0]")))
     with pytest.raises(StudyError, match=r"point 1 \(num_workers=0\): scenario error: burrow"):
         check_points(study)
+
+
+def test_a_scenario_file_that_is_not_utf8_fails_before_spark(tmp_path: Path) -> None:
+    (tmp_path / "latin1.toml").write_bytes(b'description = "caf\xe9"\n')
+    study = load_study(write(tmp_path, GOOD.replace('"default"', '"latin1.toml"')))
+    with pytest.raises(StudyError) as caught:
+        check_points(study)
+    assert str(caught.value) == (
+        f"{tmp_path / 'study.toml'}: [study] scenario: scenario error: "
+        f"{tmp_path / 'latin1.toml'}: not UTF-8 text (byte 0xe9 at offset 18; "
+        "scenario files are UTF-8 TOML)"
+    )
