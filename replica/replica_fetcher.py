@@ -158,6 +158,7 @@ class ReplicaFetcher:
         self._states: dict[TopicPartition, PartitionFetchState] = {}
         self._in_flight: ReplicaFetchRequest | None = None
         self._next_fetch_due = _NextFetchDue()
+        self._next_fetch_ms: int | None = None  # next_fetch_time_ms(), kept by _rearm
         self._waking = True
 
     def __repr__(self) -> str:
@@ -193,10 +194,9 @@ class ReplicaFetcher:
 
     def next_fetch_time_ms(self) -> int | None:
         """The earliest time :meth:`build_fetch_request` returns a request (a time in the
-        past means now), or None while a fetch is in flight or nothing is followed."""
-        if self._in_flight is not None or not self._states:
-            return None
-        return min(state.ready_at_ms for state in self._states.values())
+        past means now), or None while a fetch is in flight or nothing is followed. Kept up to
+        date by every call that changes it (drivers ask at every settle)."""
+        return self._next_fetch_ms
 
     def stop_waking(self) -> None:
         """Keep no wake-up on the scheduler until :meth:`start_waking` (the fetcher is paused
@@ -210,9 +210,14 @@ class ReplicaFetcher:
         self._rearm()
 
     def _rearm(self) -> None:
-        """Put the wake-up at :meth:`next_fetch_time_ms` (or remove it if there is none)."""
+        """Recompute :meth:`next_fetch_time_ms` and put the wake-up there (or remove it if
+        there is none, or the fetcher is not waking the broker)."""
+        if self._in_flight is not None or not self._states:
+            self._next_fetch_ms = None
+        else:
+            self._next_fetch_ms = min(state.ready_at_ms for state in self._states.values())
         task = self._next_fetch_due
-        due = self.next_fetch_time_ms() if self._waking else None
+        due = self._next_fetch_ms if self._waking else None
         if due is None:
             task.cancel()
         elif not task.scheduled or task.deadline != due:
@@ -258,6 +263,7 @@ class ReplicaFetcher:
             config.replica_fetch_response_max_bytes,
             fetch_infos,
         )
+        self._next_fetch_ms = None
         self._next_fetch_due.cancel()
         return self._in_flight
 

@@ -10,7 +10,8 @@ that failed are not forwarded (``message_processed`` means "finished processing"
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from sim.clients.events import (
     ClientEvent,
@@ -42,25 +43,40 @@ class MessageMetrics(Protocol):
 
 
 class MetricsAdapter:
-    """A ClientRecorder forwarding message events to a :class:`MessageMetrics`."""
+    """A ClientRecorder forwarding message events to a :class:`MessageMetrics` (one dict
+    lookup by event type per event: this runs several times per simulated message)."""
 
-    __slots__ = ("_metrics",)
+    __slots__ = ("_forward", "_metrics")
 
     def __init__(self, metrics: MessageMetrics) -> None:
         self._metrics = metrics
+        self._forward: dict[type, Callable[[Any], None]] = {
+            MessageSent: self._sent,
+            MessageAcked: self._acked,
+            MessageDelivered: self._delivered,
+            MessageProcessed: self._processed,
+            MessageCommitted: self._committed,
+        }
 
     def record(self, event: ClientEvent) -> None:
-        metrics = self._metrics
-        if isinstance(event, MessageSent):
-            metrics.message_sent(event.message_id, event.time_us, event.client_id, event.topic)
-        elif isinstance(event, MessageAcked):
-            metrics.message_acked(
-                event.message_id, event.time_us, event.partition, event.offset, int(event.error)
-            )
-        elif isinstance(event, MessageDelivered):
-            metrics.message_delivered(event.message_id, event.time_us)
-        elif isinstance(event, MessageProcessed):
-            if event.outcome is ProcessingOutcome.OK:
-                metrics.message_processed(event.message_id, event.time_us)
-        elif isinstance(event, MessageCommitted):
-            metrics.message_committed(event.message_id, event.time_us)
+        forward = self._forward.get(type(event))
+        if forward is not None:
+            forward(event)
+
+    def _sent(self, event: MessageSent) -> None:
+        self._metrics.message_sent(event.message_id, event.time_us, event.client_id, event.topic)
+
+    def _acked(self, event: MessageAcked) -> None:
+        self._metrics.message_acked(
+            event.message_id, event.time_us, event.partition, event.offset, int(event.error)
+        )
+
+    def _delivered(self, event: MessageDelivered) -> None:
+        self._metrics.message_delivered(event.message_id, event.time_us)
+
+    def _processed(self, event: MessageProcessed) -> None:
+        if event.outcome is ProcessingOutcome.OK:
+            self._metrics.message_processed(event.message_id, event.time_us)
+
+    def _committed(self, event: MessageCommitted) -> None:
+        self._metrics.message_committed(event.message_id, event.time_us)
