@@ -395,3 +395,22 @@ def test_keys_given_as_a_set_are_rejected(keys: Any) -> None:
     with pytest.raises(InvalidKeysError, match=r"keys must be ordered.*a list or a tuple"):
         purgatory.try_complete_else_watch(op, keys)
     assert op.calls == [] and metrics(purgatory) == (0, 0)
+
+
+class _KeyWhoseHashRaises:
+    def __hash__(self) -> int:
+        raise RuntimeError("this key cannot be hashed")
+
+
+@pytest.mark.parametrize("group_min_keys", [1, 2])
+def test_a_key_whose_hash_raises_leaves_nothing_half_watched(group_min_keys: int) -> None:
+    # The keys are all hashed before the operation is watched under any of them, so the
+    # error leaves the purgatory as it was (per-key lists and watch groups alike).
+    purgatory: DelayedOperationPurgatory[ConditionOperation] = DelayedOperationPurgatory(
+        "p", group_min_keys=group_min_keys
+    )
+    operation = ConditionOperation(100)
+    with pytest.raises(RuntimeError, match="cannot be hashed"):
+        purgatory.try_complete_else_watch(operation, ["a", _KeyWhoseHashRaises(), "c"])
+    assert (purgatory.watched, purgatory.num_delayed) == (0, 0)
+    assert purgatory.check_and_complete("a") == 0 and purgatory.next_deadline() is None
