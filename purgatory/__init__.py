@@ -6,7 +6,7 @@ timeouts). Everything here is synchronous and single-threaded (but for the await
 Real-time drivers live in :mod:`purgatory.trio_reaper` and :mod:`purgatory.asyncio_reaper`.
 """
 
-from purgatory.delayed_operation import DelayedOperation
+from purgatory.delayed_operation import DelayedOperation, OperationState
 from purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
 from purgatory.errors import (
     AlreadyScheduledError,
@@ -50,6 +50,7 @@ __all__ = [
     "ManualClock",
     "OperationAlreadyWatchedError",
     "OperationCancelledError",
+    "OperationState",
     "PurgatoryError",
     "PurgatoryShutdownError",
     "ReentrantAdvanceError",

@@ -12,9 +12,12 @@ The completion protocol (as in Kafka's ``DelayedOperation``):
   already True while ``on_complete`` runs for an expiry, so ``on_complete`` can tell the two
   cases apart.
 
+An operation's lifecycle is an :class:`OperationState`: it is PENDING until exactly one of
+three transitions, which are final: to COMPLETED (satisfied or forced), to EXPIRED (its timer
+fired) or to CANCELLED (:meth:`~DelayedOperation.cancel`); :data:`TRANSITIONS` is the table.
 Completion and expiry of one operation are serialised by construction: everything runs on one
-thread, and the completed flag is set before any callback runs, so a callback that re-enters
-the purgatory sees the operation as done.
+thread, and the state changes before any callback runs, so a callback that re-enters the
+purgatory sees the operation as done.
 
 An operation class is checked when its first operation is created (once per class), before any
 purgatory sees it: it must implement ``try_complete`` and ``on_complete`` (an intermediate base
@@ -32,13 +35,40 @@ through ``TimerTask.cancel`` itself, which nothing else calls on an operation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from purgatory.errors import InvalidOperationTypeError, InvalidTimeoutError
 from purgatory.timing_wheel import TimerTask
 
-__all__ = ["DelayedOperation"]
+__all__ = ["TRANSITIONS", "DelayedOperation", "OperationState"]
+
+
+class OperationState(enum.Enum):
+    """Where a delayed operation is in its lifecycle (see the module docstring)."""
+
+    PENDING = "pending"
+    COMPLETED = "completed"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+TRANSITIONS: Mapping[OperationState, frozenset[OperationState]] = {
+    OperationState.PENDING: frozenset(
+        {OperationState.COMPLETED, OperationState.EXPIRED, OperationState.CANCELLED}
+    ),
+    OperationState.COMPLETED: frozenset(),
+    OperationState.EXPIRED: frozenset(),
+    OperationState.CANCELLED: frozenset(),
+}
+"""The states each state may move to: out of PENDING once, then never again. The methods below
+make exactly these moves (``tests/purgatory/test_delayed_operation.py`` checks them)."""
+
+_PENDING = OperationState.PENDING
+_COMPLETED = OperationState.COMPLETED
+_EXPIRED = OperationState.EXPIRED
+_CANCELLED = OperationState.CANCELLED
 
 _leave_timer = TimerTask.cancel  # the timer-only removal (TimerTask.cancel, not the override)
 
@@ -58,10 +88,8 @@ class DelayedOperation(TimerTask):
     """
 
     __slots__ = (
-        "_cancelled",
-        "_done",
-        "_expired",
         "_purgatory",
+        "_state",
         "_waiter",
         "_watch_order",
         "_watched_under",
@@ -91,9 +119,7 @@ class DelayedOperation(TimerTask):
                 f"timeout must be a non-negative int (time units), got {timeout!r}"
             )
         self.timeout = timeout
-        self._done = False  # completed (by any path) or cancelled: nothing more will happen
-        self._expired = False
-        self._cancelled = False
+        self._state = _PENDING
         self._purgatory: _Purgatory | None = None  # where it was submitted (only once)
         # Called once when the operation is done (completed or cancelled), before on_complete:
         # the wake-up of DelayedOperationPurgatory.wait, which only schedules the waiter.
@@ -123,15 +149,20 @@ class DelayedOperation(TimerTask):
         Cancels the timer entry before running :meth:`on_complete`. If ``on_complete`` raises,
         the operation still counts as completed and the error propagates.
         """
-        if self._done:
+        if self._state is not _PENDING:
             return False
-        self._done = True
+        self._state = _COMPLETED
+        self._finish()
+        return True
+
+    def _finish(self) -> None:
+        """The completion that follows the move out of PENDING: leave the timer, wake a
+        waiter, run on_complete."""
         if self._slot is not None:  # not when it expired: the wheel took it out already
             _leave_timer(self)
         if self._waiter is not None:
             self._waiter()
         self.on_complete()
-        return True
 
     def cancel(self) -> bool:
         """Drop the operation without completing it: no callback runs, ever.
@@ -142,7 +173,7 @@ class DelayedOperation(TimerTask):
         completed or been cancelled. An operation cancelled before it was submitted cannot be
         submitted. Safe to call from any callback.
         """
-        if self._done:
+        if self._state is not _PENDING:
             return False
         purgatory = self._purgatory
         if purgatory is None:
@@ -152,47 +183,45 @@ class DelayedOperation(TimerTask):
         return True
 
     def run(self) -> None:
-        """Timer expiry: force completion, and if that succeeded run :meth:`on_expiration`."""
-        if self._done:
+        """Timer expiry: complete as EXPIRED (unless done already), then run
+        :meth:`on_expiration`."""
+        if self._state is not _PENDING:
             return
-        self._expired = True
-        if self.force_complete():
-            self.on_expiration()
+        self._state = _EXPIRED
+        self._finish()
+        self.on_expiration()
+
+    @property
+    def state(self) -> OperationState:
+        """Where the operation is in its lifecycle."""
+        return self._state
 
     @property
     def is_completed(self) -> bool:
         """True once the operation has completed, by satisfaction, forcing or expiry."""
-        return self._done and not self._cancelled
+        return self._state is _COMPLETED or self._state is _EXPIRED
 
     @property
     def is_expired(self) -> bool:
-        """True if the operation completed because its timeout passed."""
-        return self._expired
+        """True if the operation completed because its timeout passed (already while its
+        ``on_complete`` runs)."""
+        return self._state is _EXPIRED
 
     @property
     def is_cancelled(self) -> bool:
         """True if the purgatory dropped the operation without completing it."""
-        return self._cancelled
+        return self._state is _CANCELLED
 
     def _cancel_without_completing(self) -> None:
         """Mark the operation cancelled and take it out of the timer (its watch lists are the
         purgatory's business): no completion will ever run."""
-        self._done = True
-        self._cancelled = True
+        self._state = _CANCELLED
         _leave_timer(self)
         if self._waiter is not None:
             self._waiter()
 
     def __repr__(self) -> str:
-        if self.is_cancelled:
-            state = "cancelled"
-        elif self._expired:
-            state = "expired"
-        elif self._done:
-            state = "completed"
-        else:
-            state = "pending"
-        return f"<{type(self).__name__} timeout={self.timeout} {state}>"
+        return f"<{type(self).__name__} timeout={self.timeout} {self._state.value}>"
 
 
 def _check_type(cls: type[DelayedOperation]) -> None:

@@ -43,7 +43,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Generic, TypeVar
 
-from purgatory.delayed_operation import DelayedOperation
+from purgatory.delayed_operation import DelayedOperation, OperationState
 from purgatory.errors import (
     InvalidGroupMinKeysError,
     InvalidKeysError,
@@ -58,6 +58,8 @@ from purgatory.timing_wheel import TimingWheel
 from purgatory.watch_group import WatchGroup
 
 __all__ = ["DelayedOperationPurgatory"]
+
+_PENDING = OperationState.PENDING
 
 Op = TypeVar("Op", bound=DelayedOperation)
 
@@ -186,7 +188,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         """
         if self._shut_down:
             raise PurgatoryShutdownError(f"purgatory {self.name!r} has been shut down")
-        if operation._purgatory is not None or operation._done:
+        if operation._purgatory is not None or operation._state is not _PENDING:
             raise _resubmission_error(operation)
         if not (type(keys) in _PLAIN_KEY_TYPES and keys):  # the usual keys need no more checks
             _check_keys(keys)
@@ -205,7 +207,7 @@ class DelayedOperationPurgatory(Generic[Op]):
             if operation.try_complete():
                 return True
         finally:  # even if the second try raised: a watched operation must also be timed
-            if not operation._done:
+            if operation._state is _PENDING:
                 timer = self.timer
                 # The purgatory's time (see `now`), without two Python calls in the default case.
                 clock = timer._clock
@@ -228,18 +230,18 @@ class DelayedOperationPurgatory(Generic[Op]):
         whatever :meth:`try_complete_else_watch` raises.
         """
         done = current_loop_event()
-        if not self.try_complete_else_watch(operation, keys) and not operation._done:
+        if not self.try_complete_else_watch(operation, keys) and operation._state is _PENDING:
             operation._waiter = done.set
             try:
                 await done.wait()
             except BaseException:  # the waiting task was cancelled (or worse)
                 operation.cancel()
                 raise
-        if operation._cancelled:
+        if operation._state is OperationState.CANCELLED:
             raise OperationCancelledError(
                 f"{operation!r} was cancelled while awaited in purgatory {self.name!r}"
             )
-        return operation._expired
+        return operation._state is OperationState.EXPIRED
 
     def _watch(self, operation: Op, keys: Sequence[Hashable]) -> None:
         lists = self._watch_lists
@@ -512,20 +514,20 @@ def _try_each(watchers: list[Op]) -> int:
     while position < len(watchers):
         operation = watchers[position]
         position += 1
-        if not operation._done and operation.try_complete():
+        if operation._state is _PENDING and operation.try_complete():
             completed += 1
     return completed
 
 
 def _pending(operations: Iterable[Op]) -> list[Op]:
     """The operations not completed (nor cancelled) yet, in order."""
-    return [operation for operation in operations if not operation._done]
+    return [operation for operation in operations if operation._state is _PENDING]
 
 
 def _resubmission_error(operation: DelayedOperation) -> OperationAlreadyWatchedError:
     if operation._purgatory is not None:
         done = "was already submitted to a purgatory"
-    elif operation._cancelled:
+    elif operation._state is OperationState.CANCELLED:
         done = "was cancelled before it was submitted"
     else:
         done = "was completed before it was submitted"

@@ -28,11 +28,13 @@ from typing import Generic, TypeVar
 
 from sortedcontainers import SortedList  # type: ignore[import-untyped]  # ships no type hints
 
-from purgatory.delayed_operation import DelayedOperation
+from purgatory.delayed_operation import DelayedOperation, OperationState
 
 __all__ = ["HeapqTimer", "NaivePurgatory", "SortedListTimer"]
 
 Op = TypeVar("Op", bound=DelayedOperation)
+
+_PENDING = OperationState.PENDING
 
 
 class HeapHandle:
@@ -179,10 +181,10 @@ class NaivePurgatory(Generic[Op]):
             return 0
         completed = 0
         for operation in watchers:
-            # _done is the flag the real purgatory's purge reads too: the same cheap check.
-            if not operation._done and operation.try_complete():
+            # _state is what the real purgatory's purge reads too: the same cheap check.
+            if operation._state is _PENDING and operation.try_complete():
                 completed += 1
-        live = [operation for operation in watchers if not operation._done]
+        live = [operation for operation in watchers if operation._state is _PENDING]
         self._peak_watched = max(self._peak_watched, self._watched)
         self._watched -= len(watchers) - len(live)
         if live:
@@ -198,7 +200,7 @@ class NaivePurgatory(Generic[Op]):
         expired = 0
         while heap and heap[0][0] <= now:
             operation = heappop(heap)[2]
-            if not operation._done:  # lazy cancellation: completed ones are skipped here
+            if operation._state is _PENDING:  # lazy cancellation: completed ones are skipped here
                 operation.run()
                 expired += 1
         return expired

@@ -9,8 +9,10 @@ from purgatory import (
     DelayedOperation,
     DelayedOperationPurgatory,
     InvalidOperationTypeError,
+    OperationState,
     TimingWheel,
 )
+from purgatory.delayed_operation import TRANSITIONS
 from purgatory.testing import ConditionOperation
 
 
@@ -147,3 +149,30 @@ def test_repr_shows_the_state() -> None:
     assert repr(done) == "<ConditionOperation timeout=2 completed>"
     assert repr(expired) == "<ConditionOperation timeout=3 expired>"
     assert repr(cancelled) == "<ConditionOperation timeout=4 cancelled>"
+
+
+def test_the_lifecycle_leaves_pending_once_as_the_transition_table_says() -> None:
+    assert TRANSITIONS[OperationState.PENDING] == {
+        OperationState.COMPLETED, OperationState.EXPIRED, OperationState.CANCELLED,
+    }  # fmt: skip
+    assert all(not TRANSITIONS[s] for s in OperationState if s is not OperationState.PENDING)
+    purgatory: DelayedOperationPurgatory[ConditionOperation] = DelayedOperationPurgatory("p")
+    completed, expired, cancelled = (ConditionOperation(10) for _ in range(3))
+    for operation in (completed, expired, cancelled):
+        assert operation.state is OperationState.PENDING
+        purgatory.try_complete_else_watch(operation, ["k"])
+    completed.force_complete()
+    cancelled.cancel()
+    purgatory.advance_clock(10)
+    final = {
+        completed: OperationState.COMPLETED,
+        expired: OperationState.EXPIRED,
+        cancelled: OperationState.CANCELLED,
+    }
+    for operation, state in final.items():
+        assert operation.state is state and state in TRANSITIONS[OperationState.PENDING]
+        # A final state is final: nothing moves it again.
+        assert not operation.force_complete() and not operation.cancel()
+        operation.run()
+        assert operation.state is state
+    assert expired.calls == ["try_complete", "try_complete", "on_complete", "on_expiration"]
