@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +36,9 @@ def _parser() -> argparse.ArgumentParser:
         "scenario", nargs="?", default=None, help="scenario file or bundled name (default: default)"
     )
     run.add_argument("--seed", help="run seed (simulation.seed)")
-    run.add_argument("--duration", help='virtual time to simulate, e.g. "60s"')
+    run.add_argument(
+        "--duration", help='virtual time to simulate, with its unit: e.g. "60s", "500ms"'
+    )
     run.add_argument(
         "--set",
         dest="overrides",
@@ -53,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     commands.add_parser("scenarios", help="list the bundled scenarios")
+    commands.add_parser("studies", help="list the bundled studies (for sim sweep)")
 
     knobs = commands.add_parser("knobs", help="list every knob and its value in a scenario")
     knobs.add_argument("scenario", nargs="?", default=None, help="scenario (default: default)")
@@ -85,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "scenarios":
             return _scenarios()
+        if args.command == "studies":
+            return _studies()
         if args.command == "knobs":
             return _knobs(args)
         return _bench(args)
@@ -98,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
     if args.duration is not None:
-        overrides.append(f"simulation.duration={args.duration}")
+        overrides.append(f"simulation.duration={_with_unit(args.duration)}")
     scenario = load_scenario(args.scenario, overrides)
     if args.out is not None:
         prepare_output_dir(Path(args.out))
@@ -114,11 +120,38 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_BARE_NUMBER = re.compile(r"\s*[0-9]*\.?[0-9]+\s*")
+
+
+def _with_unit(duration: str) -> str:
+    """``--duration`` as given, refused if it is a bare number: in a scenario a bare number
+    is microseconds, which nobody means on the command line (``--duration 10``)."""
+    if _BARE_NUMBER.fullmatch(duration):
+        raise ScenarioError(
+            "--duration",
+            f'"{duration.strip()}" has no unit; write e.g. "{duration.strip()}s" or '
+            f'"{duration.strip()}ms" (a bare number would be microseconds)',
+        )
+    return duration
+
+
 def _scenarios() -> int:
     scenarios = bundled_scenarios()
     width = max(len(name) for name in scenarios)
     for name in scenarios:
         print(f"{name.ljust(width)}  {load_scenario(name).description}")
+    return EXIT_OK
+
+
+def _studies() -> int:
+    from sim.sweep.grid import expand_tasks
+    from sim.sweep.study import bundled_studies, load_study
+
+    studies = {name: load_study(name) for name in bundled_studies()}
+    width = max(len(name) for name in studies)
+    for name, study in studies.items():
+        runs = len(expand_tasks(study))  # bundled studies are small
+        print(f"{name.ljust(width)}  {runs:>4} runs  {study.description}")
     return EXIT_OK
 
 

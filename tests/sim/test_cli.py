@@ -30,6 +30,23 @@ def test_scenarios_lists_every_bundled_scenario_with_a_description(capsys: Captu
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines)
 
 
+def test_studies_lists_every_bundled_study_with_its_runs(capsys: Capture) -> None:
+    assert main(["studies"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split(maxsplit=3) for line in lines}
+    assert {"default", "bench", "commit-latency"} <= set(rows)
+    assert rows["bench"][1:3] == ["16", "runs"]  # 2 x 2 points x 4 seeds
+    assert rows["default"][3].startswith("p99 send-to-commit latency")
+
+
+@pytest.mark.parametrize("duration", ["10", "2.5", " 7 "])
+def test_a_duration_without_a_unit_exits_2_in_one_line(capsys: Capture, duration: str) -> None:
+    # In a scenario a bare number is microseconds; on the command line nobody means that.
+    assert main(["run", "default", "--duration", duration, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--duration" in err and "has no unit" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
