@@ -21,6 +21,8 @@ a line of documentation. Here a setting is an attrs field of a frozen settings c
   parent's table (``[cluster]`` holds :class:`replica.config.BrokerConfig`'s knobs).
 * ``"inherit_unit"``: the field's unit is that of the field holding its object, if any (the
   values of a latency distribution are us, those of a message-size distribution bytes).
+* ``"spellings"``: names a scenario may write for some values, as Kafka spells them
+  (``acks = "all"`` for -1); the loader replaces them before converting.
 
 **Validators** (:func:`int_at_least`, :func:`at_least`, :func:`greater_than`,
 :func:`between`, :func:`one_of`, :func:`positive_int`, :func:`optional`, and :func:`require`
@@ -39,7 +41,7 @@ This module imports nothing but attrs: it is the bottom of the config stack, so 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -72,13 +74,19 @@ Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
 
 
 def doc(
-    help: str, *, unit: str | None = None, flatten: bool = False, inherit_unit: bool = False
+    help: str,
+    *,
+    unit: str | None = None,
+    flatten: bool = False,
+    inherit_unit: bool = False,
+    spellings: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     """Field metadata (see the module docstring): use as
     ``attrs.field(default=5, metadata=doc("linger.ms: ...", unit="ms"))``.
 
     ``inherit_unit``: the field takes the unit of the field holding its object when that one
     has a unit (``unit`` otherwise); so a distribution held by a size field is in bytes.
+    ``spellings``: other names for some values (``{"all": -1}``).
     Raises ValueError for a unit other than us, ms, s or bytes.
     """
     metadata: dict[str, Any] = {"help": help}
@@ -90,6 +98,8 @@ def doc(
         metadata["unit"] = unit
     if flatten:
         metadata["flatten"] = True
+    if spellings:
+        metadata["spellings"] = dict(spellings)
     return metadata
 
 

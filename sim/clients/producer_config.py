@@ -46,7 +46,10 @@ class ProducerConfig:
     acks: int = attrs.field(
         default=-1,
         validator=one_of((-1, 0, 1)),
-        metadata=doc("RequiredAcks / acks: 0 none, 1 leader, -1 all in-sync replicas"),
+        metadata=doc(
+            'RequiredAcks / acks: 0 none, 1 leader, -1 (or "all") all in-sync replicas',
+            spellings={"all": -1},
+        ),
     )
     ack_timeout_ms: int = attrs.field(
         default=10_000,

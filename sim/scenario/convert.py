@@ -63,7 +63,10 @@ def _construct(cls: Any, values: Mapping[str, Any], path: str, unit: str | None)
             )
         elif spec.name in values:
             kwargs[spec.alias] = convert(
-                spec.tp, values[spec.name], join_path(path, spec.name), unit_inside(spec, unit)
+                spec.tp,
+                spec.respelled(values[spec.name]),
+                join_path(path, spec.name),
+                unit_inside(spec, unit),
             )
         elif not spec.has_default:
             raise ScenarioError(join_path(path, spec.name), "missing (this field is required)")

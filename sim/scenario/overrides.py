@@ -108,7 +108,7 @@ def _set(obj: Any, tokens: list[str | int], value: Any, path: str, unit: str | N
     if rest:
         new = _set_inside(spec, spec_unit, getattr(owner, spec.name), rest, value, where)
     else:
-        new = convert(spec.tp, value, where, spec_unit)
+        new = convert(spec.tp, spec.respelled(value), where, spec_unit)
     # Rebuild the owners bottom-up: owners[i + 1] is field hops[i] of owners[i].
     rebuilt = _evolve(owner, spec, new, path)
     for depth in range(len(hops) - 1, -1, -1):

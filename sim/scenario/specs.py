@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
@@ -63,6 +64,11 @@ class FieldSpec:
     has_default: bool
     default: Any
     help: str
+    spellings: Mapping[str, Any]  # other names for some values (Kafka's acks = "all")
+
+    def respelled(self, value: Any) -> Any:
+        """``value``, or the value it is another name for."""
+        return self.spellings.get(value, value) if isinstance(value, str) else value
 
 
 def field_specs(cls: Any) -> tuple[FieldSpec, ...]:
@@ -94,6 +100,7 @@ def field_specs(cls: Any) -> tuple[FieldSpec, ...]:
                 default=default,
                 # A field without help (plain attrs classes) is named the Kafka way.
                 help=str(attribute.metadata.get("help", attribute.name.replace("_", "."))),
+                spellings=attribute.metadata.get("spellings", {}),
             )
         )
     _SPECS[cls] = result = tuple(specs)

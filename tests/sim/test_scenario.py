@@ -259,7 +259,7 @@ def test_bad_files_raise_one_line_naming_the_field(
     ("override", "expected"),
     [
         ("producers[0].acks=2", "producers[0].acks: must be one of -1, 0, 1, got 2"),
-        ("producers[0].acks=all", 'producers[0].acks: expected an integer, got "all"'),
+        ("producers[0].acks=leader", 'producers[0].acks: expected an integer, got "leader"'),
         ("producers[4].acks=1", "producers[4]: no such entry (there are 1)"),
         ("cluster.brokers", 'cluster.brokers: expected KEY=VALUE, got "cluster.brokers"'),
         ("clusters.brokers=1", "clusters: unknown field (did you mean cluster?)"),
@@ -639,3 +639,15 @@ def test_quantiles_of_the_distributions_match_their_draws() -> None:
             assert draws[int(p * len(draws))] == pytest.approx(distribution.quantile(p), rel=0.1)
     assert Lognormal(median=250, sigma=0.8).quantile(0.5) == pytest.approx(250)
     assert Exponential(mean=100).quantile(1 - 1e-9) == pytest.approx(100 * math.log(1e9))
+
+
+def test_acks_all_is_accepted_as_kafka_spells_it(tmp_path: Path) -> None:
+    path = tmp_path / "all.toml"
+    path.write_text(
+        'base = "default"\n[[producers]]\ntopic = "events"\nacks = "all"\n', encoding="utf-8"
+    )
+    assert load_scenario(path).producers[0].config.acks == -1
+    for spelling in ('producers[0].acks="all"', "producers[0].acks=all"):
+        assert load_scenario("acks1", [spelling]).producers[0].config.acks == -1
+    with pytest.raises(ScenarioError, match=r"producers\[0\]\.acks"):
+        load_scenario("default", ['producers[0].acks="leader"'])
