@@ -18,6 +18,13 @@ A session started here does not let pyspark's accumulator server (a thread of th
 reads task updates from the JVM) print a traceback when the JVM dies mid-job: the sweep says
 so in one line instead (see :func:`quiet_accumulator_server`).
 
+A session started here is quiet: the driver JVM logs through ``sim/sweep/log4j2.properties``
+(warnings and errors, without the start-up notice about native Hadoop libraries nor "Using
+Spark's default log4j profile"), query plans are not truncated in the logs (so Spark does not
+warn that it truncated one), and a local master binds to the
+loopback address (``SPARK_LOCAL_IP``, unless already set), so Spark does not warn that the
+host name resolves to it.
+
 The driver JVM of a session started here compiles with the C1 JIT only and collects with the
 serial GC (:data:`DRIVER_JAVA_OPTIONS`): it lives for one sweep and mostly schedules tasks and
 reads small Parquet files, and on a busy 2-core machine the default C2 compiler threads made
@@ -31,6 +38,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from importlib import resources
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
@@ -79,12 +87,18 @@ def start_session(
         "spark.ui.enabled": "true" if ui else "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.sql.debug.maxToStringFields": "1000",
     }
     if not launched_by_spark_submit():
         master = with_task_retries(master or "local[*]")
         ensure_java()
         conf["spark.pyspark.python"] = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        conf["spark.driver.extraJavaOptions"] = DRIVER_JAVA_OPTIONS
+        log_config = resources.files("sim.sweep").joinpath("log4j2.properties")
+        conf["spark.driver.extraJavaOptions"] = (
+            f"{DRIVER_JAVA_OPTIONS} -Dlog4j.configurationFile=file:{log_config}"
+        )
+        if master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     conf.update(extra_conf or {})
     builder = SparkSession.builder.appName(app_name)
     if master is not None:

@@ -40,7 +40,7 @@ from sim.sweep.runner import DEFAULT_RUNNER
 from sim.sweep.simulate import scenario_table
 from sim.sweep.study import load_study
 from tests.sim.sweep import fake_world
-from tests.sim.sweep.conftest import TINY_STUDY, FinishedSweep, run_cli
+from tests.sim.sweep.conftest import FAKE_RUNNER, TINY_STUDY, FinishedSweep, run_cli
 
 LATENCY_COLUMNS = {
     "produce": "produce_latency_us",
@@ -489,3 +489,19 @@ def test_ctrl_c_is_one_line_that_says_a_rerun_resumes(
         "sweep: interrupted; the runs that finished are kept in the output directory: run the "
         "same command again to run the rest\n"
     )
+
+
+def test_a_sweep_starts_spark_without_its_start_up_noise(tmp_path: Path) -> None:
+    # A fresh driver JVM (a subprocess): the session's log4j2 file, the loopback address and
+    # untruncated plans keep Spark's notices that say nothing about the sweep off stderr.
+    argv = [str(TINY_STUDY), "--out", str(tmp_path / "out"), "--runner", FAKE_RUNNER]
+    completed = subprocess.run(
+        [sys.executable, "-m", "sim", "sweep", *argv, "--no-progress"],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    for noise in (
+        "log4j profile", "Setting default log level", "NativeCodeLoader", "loopback address",
+        "Truncated the string representation",
+    ):  # fmt: skip
+        assert noise not in completed.stderr, completed.stderr
