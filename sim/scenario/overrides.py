@@ -9,11 +9,12 @@ into tokens (names and list indices, ``[i]`` or ``.i``); leading name tokens are
 ``_`` until they spell a key of the current table, so Kafka's dotted names work
 (``cluster.replica.fetch.wait.max.ms``), flattened fields included. The walk goes down the
 objects, lists and dicts on the way; a path that reaches a list without an index sets the
-field in every entry (``producers.acks=1``), and an absent optional section is built from an
-empty table first. The new value is converted like a value from a file
-(:func:`sim.scenario.convert.convert`). Then each object on the way is rebuilt bottom-up with
-the new value in place, so every changed object's validators run, exactly as if it had been
-loaded with that value. The original objects are untouched.
+field in every entry (``producers.acks=1``; an error when there is no entry: it would set
+nothing), and an absent optional section is built from an empty table first. The new value
+is converted like a value from a file (:func:`sim.scenario.convert.convert`). Then each object
+on the way is rebuilt bottom-up with the new value in place, so every changed object's
+validators run, exactly as if it had been loaded with that value. The original objects are
+untouched.
 
 Every problem raises :class:`~sim.scenario.errors.ScenarioError` naming the path so far.
 """
@@ -153,6 +154,12 @@ def _set_inside(
             targets = [head]
             rest = rest[1:]
         else:
+            if not items:
+                raise ScenarioError(
+                    where,
+                    f"has no entries, so {where}.{'.'.join(map(str, rest))} would set nothing "
+                    "(add an entry first)",
+                )
             targets = list(range(len(items)))
         for index in targets:
             entry_path = join_path(where, index)

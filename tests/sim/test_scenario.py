@@ -259,6 +259,10 @@ def test_bad_files_raise_one_line_naming_the_field(
     ("override", "expected"),
     [
         ("producers[0].acks=2", "producers[0].acks: must be one of -1, 0, 1, got 2"),
+        (
+            "faults.at=1s",
+            "faults: has no entries, so faults.at would set nothing (add an entry first)",
+        ),
         ("producers[0].acks=leader", 'producers[0].acks: expected an integer, got "leader"'),
         ("producers[4].acks=1", "producers[4]: no such entry (there are 1)"),
         ("cluster.brokers", 'cluster.brokers: expected KEY=VALUE, got "cluster.brokers"'),
