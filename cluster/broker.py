@@ -174,7 +174,7 @@ class BrokerNode:
         self.running = False
         self.incarnation += 1
         now = self._clock()
-        for fetcher in self.replica_manager.replica_fetchers.values():
+        for fetcher in self._fetcher_manager.fetchers.values():
             if fetcher.in_flight is not None:
                 fetcher.handle_fetch_failure(now)
         in_flight, self._in_flight = self._in_flight, {}
