@@ -17,7 +17,8 @@ from tqdm import tqdm
 
 from sim.core.engine import Simulator, every
 from sim.output import MetricsRecorder, RunResult, summarize
-from sim.scenario import Scenario
+from sim.output.result import FaultWindow
+from sim.scenario import Fault, Scenario
 from sim.world import World
 
 __all__ = ["WorldBuilder", "build_cluster", "run_scenario"]
@@ -72,7 +73,19 @@ def run_scenario(
         messages, requests, timeseries, run=run, warmup_us=config.warmup,
         duration_us=config.duration, warnings=recorder.warnings,
     )  # fmt: skip
-    return RunResult(messages, requests, timeseries, summary, wall_seconds=wall_seconds)
+    faults = tuple(_fault_window(fault) for fault in scenario.faults)
+    return RunResult(
+        messages, requests, timeseries, summary, wall_seconds=wall_seconds, faults=faults
+    )
+
+
+def _fault_window(fault: Fault) -> FaultWindow:
+    """The window of ``fault`` for the plots, labelled with its type and target."""
+    target = getattr(fault, "broker", None)
+    who = f"broker {target}" if target is not None else getattr(fault, "consumer", None)
+    label = fault.type.replace("_", " ") + (f" ({who})" if who else "")
+    end = None if fault.duration is None else fault.at + fault.duration
+    return FaultWindow(label, fault.at, end)
 
 
 def _drive(sim: Simulator, duration: int, progress: bool) -> None:
