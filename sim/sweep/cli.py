@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from sim.sweep.analysis import analyse
 from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
 from sim.sweep.job import run_sweep
 from sim.sweep.manifest import FailedRun
-from sim.sweep.report import write_report
+from sim.sweep.report import SweepTimings, write_report
 from sim.sweep.runner import DEFAULT_RUNNER, load_runner
 from sim.sweep.session import start_session
 from sim.sweep.simulate import check_points
@@ -160,13 +161,19 @@ def sweep_main(argv: Sequence[str]) -> int:
         check_points(study)
         out_dir = prepare_output_dir(args.out or DEFAULT_OUT / study.name)
         owns_spark = SparkContext._active_spark_context is None
+        started = time.perf_counter()
         spark = start_session(args.master, app_name=f"sim-sweep-{study.name}")
+        session_start_s = time.perf_counter() - started if owns_spark else None
+        session_stop_s = analysis_s = None
         try:
+            started = time.perf_counter()
             output = run_sweep(
                 spark, study, out_dir, run_point, runner_name=args.runner,
                 progress=not args.no_progress, time_limit_s=args.time_limit,
                 resume=not args.fresh,
             )  # fmt: skip
+            job_s = time.perf_counter() - started
+            slots = spark.sparkContext.defaultParallelism
             manifest = output.manifest
             print(
                 f"records: {out_dir / 'records'} ("
@@ -175,13 +182,24 @@ def sweep_main(argv: Sequence[str]) -> int:
             )
             summary = pa.table({})
             if manifest.tables:
+                started = time.perf_counter()
                 _, summary = analyse(spark, out_dir)
+                analysis_s = time.perf_counter() - started
                 print(f"summary: {out_dir / 'summary.csv'} ({summary.num_rows} points)")
-            report = write_report(out_dir, summary)
-            print(f"report: {report}")
         finally:
             if owns_spark:
+                started = time.perf_counter()
                 _stop(spark)
+                session_stop_s = time.perf_counter() - started
+        timings = SweepTimings(
+            session_start_s, job_s, output.simulation_s, slots, analysis_s, session_stop_s
+        )
+        report = write_report(out_dir, summary, timings)
+        print(
+            f"fixed cost: {timings.fixed_s:.1f} s (Spark start-up and shutdown, job overhead, "
+            "analysis)"
+        )
+        print(f"report: {report}")
         if manifest.failed:
             runs = len(manifest.points) * len(manifest.seeds)
             print(f"sweep: {failures_line(manifest.failed, runs, report)}", file=sys.stderr)
