@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.scenario import ScenarioError, bundled_scenarios, load_scenario
 
@@ -54,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--log-level", choices=LEVELS, default=DEFAULT_LEVEL,
+        help="the project's log level, on stderr (default: %(default)s; info times each step)",
+    )  # fmt: skip
 
     commands.add_parser("scenarios", help="list the bundled scenarios")
     commands.add_parser("studies", help="list the bundled studies (for sim sweep)")
@@ -100,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level)
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")

@@ -9,6 +9,7 @@ builder for tests and experiments.
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from sim.scenario import Fault, Scenario
 from sim.world import World
 
 __all__ = ["WorldBuilder", "build_cluster", "run_scenario"]
+
+_log = logging.getLogger(__name__)
 
 WorldBuilder = Callable[[Simulator, Scenario, MetricsRecorder], object]
 """Creates everything a run simulates on ``sim``, reporting to the recorder. Registers
@@ -61,6 +64,8 @@ def run_scenario(
     every(sim, config.sample_interval, lambda: recorder.sample_probes(sim.now), first=0)
     _drive(sim, config.duration, progress)
     wall_seconds = time.perf_counter() - started
+    _log.info("simulated %g virtual s (seed %d): %d events in %.2f s", config.duration / 1e6,
+              run_seed, sim.events_processed, wall_seconds)  # fmt: skip
     messages, requests, timeseries = recorder.tables()
     run = {
         "description": scenario.description,

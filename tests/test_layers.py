@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """The project's top-level packages, bottom first; one tuple per floor."""
 
 SIM_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("sim.core",),
+    ("sim.core", "sim.logs"),
     ("sim.clients",),
     ("sim.scenario", "sim.output"),
     ("sim.world",),

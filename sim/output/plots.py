@@ -16,8 +16,9 @@
   and producer backlog come first. A metric whose samples are all zero (or unknown) gets no
   panel; the figure names the metrics it left out. Written only when there are samples.
 
-Fault windows (:class:`~sim.output.result.FaultWindow`, from the scenario's ``[[faults]]``)
-are shaded on every time axis; a fault without a duration is shaded to the end of the run.
+Fault windows (:class:`FaultWindow`, e.g. :class:`sim.output.result.FaultWindow`, from the
+scenario's ``[[faults]]``) are shaded on every time axis; a fault without a duration is
+shaded to the end of the run.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -35,10 +36,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from sim.output.health import GROUP_LAG, PRODUCER_BACKLOG
-from sim.output.result import FaultWindow
 from sim.output.summary import LATENCIES
 
-__all__ = ["CURVE_POINTS", "PERCENTILE_TICKS", "percentile_curve", "write_plots"]
+__all__ = ["CURVE_POINTS", "PERCENTILE_TICKS", "FaultWindow", "percentile_curve", "write_plots"]
 
 CURVE_POINTS = 300
 """Quantiles per line of the percentile plot (plus the maximum)."""
@@ -61,6 +61,18 @@ FIRST_METRICS = (
     "commit_errors",
 )
 """Time-series panels drawn first, in this order; the other metrics follow by name."""
+
+
+class FaultWindow(Protocol):
+    """When a fault acted: ``[start_us, end_us)``, ``end_us`` None to the end of the run."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def start_us(self) -> int: ...
+    @property
+    def end_us(self) -> int | None: ...
+
 
 _PNG_OPTIONS: dict[str, Any] = {"format": "png", "dpi": 100, "metadata": {"Software": None}}
 _FAULT_COLOR = "tab:red"

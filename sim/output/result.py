@@ -15,6 +15,8 @@ Parquet writer options are fixed, and the PNGs carry no metadata.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,8 @@ import pyarrow.parquet as pq
 from sim.output.summary import format_summary
 
 __all__ = ["PARQUET_OPTIONS", "FaultWindow", "RunResult"]
+
+_log = logging.getLogger(__name__)
 
 PARQUET_OPTIONS: dict[str, Any] = {
     "version": "2.6",
@@ -83,8 +87,11 @@ class RunResult:
         if plots:
             from sim.output.plots import write_plots  # matplotlib loads slowly; only when used
 
+            started = time.process_time()
             run = self.summary["run"]
             written.extend(write_plots(out, self.messages, self.timeseries, run, self.faults))
+            _log.info("plots written in %.2f s of CPU time", time.process_time() - started)
+        _log.info("wrote %d files to %s", len(written), out)
         return written
 
     def format_table(self) -> str:

@@ -28,6 +28,7 @@ from pyspark import SparkContext
 from pyspark.errors import PythonException
 from pyspark.sql import SparkSession
 
+from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.sweep.analysis import analyse
 from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
@@ -39,6 +40,7 @@ from sim.sweep.session import start_session
 from sim.sweep.simulate import check_points
 from sim.sweep.study import load_study
 
+_log = logging.getLogger(__name__)
 DEFAULT_OUT = Path("sweeps")
 BENCH_STUDY = "bench"
 EXIT_INTERRUPTED = 130
@@ -142,18 +144,26 @@ def _sweep_parser() -> argparse.ArgumentParser:
         "inputs are kept (an interrupted sweep resumes)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--log-level",
+        choices=LEVELS,
+        default=DEFAULT_LEVEL,
+        help="the project's and Spark's log level, on stderr (default: %(default)s; info says "
+        "what each step took)",
+    )
     return parser
 
 
 def sweep_main(argv: Sequence[str]) -> int:
     """``python -m sim sweep STUDY [--master URL] [--out DIR] [--runner M:F]
-    [--time-limit S] [--fresh]``."""
+    [--time-limit S] [--fresh] [--log-level LEVEL]``."""
     args = _sweep_parser().parse_args(list(argv))
     if args.time_limit is not None and not 0 < args.time_limit < float("inf"):
         print(f"sweep: --time-limit: expected a positive number of seconds, got {args.time_limit}",
               file=sys.stderr)  # fmt: skip
         return 2
     silence_py4j()
+    configure_logging(args.log_level)
 
     def body() -> int:
         study = load_study(args.study)
@@ -162,8 +172,12 @@ def sweep_main(argv: Sequence[str]) -> int:
         out_dir = prepare_output_dir(args.out or DEFAULT_OUT / study.name)
         owns_spark = SparkContext._active_spark_context is None
         started = time.perf_counter()
-        spark = start_session(args.master, app_name=f"sim-sweep-{study.name}")
+        spark = start_session(
+            args.master, app_name=f"sim-sweep-{study.name}", log_level=args.log_level
+        )
         session_start_s = time.perf_counter() - started if owns_spark else None
+        _log.info("Spark session ready in %.2f s (%s)", time.perf_counter() - started,
+                  "started" if owns_spark else "already running")  # fmt: skip
         session_stop_s = analysis_s = None
         try:
             started = time.perf_counter()
@@ -174,6 +188,8 @@ def sweep_main(argv: Sequence[str]) -> int:
             )  # fmt: skip
             job_s = time.perf_counter() - started
             slots = spark.sparkContext.defaultParallelism
+            _log.info("sweep job: %.2f s (simulations %.2f s summed over %d task slots)",
+                      job_s, output.simulation_s, slots)  # fmt: skip
             manifest = output.manifest
             print(
                 f"records: {out_dir / 'records'} ("
@@ -185,12 +201,14 @@ def sweep_main(argv: Sequence[str]) -> int:
                 started = time.perf_counter()
                 _, summary = analyse(spark, out_dir)
                 analysis_s = time.perf_counter() - started
+                _log.info("analysis: %.2f s", analysis_s)
                 print(f"summary: {out_dir / 'summary.csv'} ({summary.num_rows} points)")
         finally:
             if owns_spark:
                 started = time.perf_counter()
                 _stop(spark)
                 session_stop_s = time.perf_counter() - started
+                _log.info("Spark stopped in %.2f s", session_stop_s)
         timings = SweepTimings(
             session_start_s, job_s, output.simulation_s, slots, analysis_s, session_stop_s
         )
