@@ -76,6 +76,7 @@ class FaultWindow(Protocol):
 
 _PNG_OPTIONS: dict[str, Any] = {"format": "png", "dpi": 100, "metadata": {"Software": None}}
 _FAULT_COLOR = "tab:red"
+_PANEL_HEIGHT, _TITLE_HEIGHT, _AXIS_HEIGHT = 2.0, 1.1, 0.5  # inches
 _SECOND_US = 1_000_000
 
 
@@ -240,7 +241,13 @@ def timeseries(
     drawn = [m for m in metrics if peaks[m] != 0]
     empty = [m for m in _metric_order(sorted(set(samples.column("metric").to_pylist())))
              if m not in drawn]  # fmt: skip
-    figure = Figure(figsize=(8, 2.2 * max(len(drawn), 1) + 1.0), layout="constrained")
+    height = _PANEL_HEIGHT * max(len(drawn), 1) + _TITLE_HEIGHT + _AXIS_HEIGHT
+    figure = Figure(figsize=(9, height))
+    # Fixed margins (inches): a layout engine would cost more than drawing the panels.
+    figure.subplots_adjust(
+        left=0.09, right=0.8, top=1 - _TITLE_HEIGHT / height, bottom=_AXIS_HEIGHT / height,
+        hspace=0.25,
+    )  # fmt: skip
     end_us = int(run["duration_us"])
     for i, metric in enumerate(drawn):
         axes = figure.add_subplot(max(len(drawn), 1), 1, i + 1)

@@ -257,15 +257,24 @@ def _bench_parser() -> argparse.ArgumentParser:
         default=DEFAULT_RUNNER,
         help=f"run function as MODULE:FUNCTION (default: {DEFAULT_RUNNER}, the simulator)",
     )
+    parser.add_argument(
+        "--fixed-cost",
+        action="store_true",
+        help="instead: time a one-run sweep (the study's first point and seed) step by step "
+        "against the same run in plain Python, on --master",
+    )
+    parser.add_argument(
+        "--master", default="local[1]", help="master of --fixed-cost (default: %(default)s)"
+    )
     return parser
 
 
 def sweep_bench_main(argv: Sequence[str]) -> int:
-    """``python -m sim sweep-bench [--json] [--study S] [--repeat N] [--runner M:F]``
-    (see :mod:`.bench`)."""
+    """``python -m sim sweep-bench [--json] [--study S] [--repeat N] [--runner M:F]
+    [--fixed-cost [--master URL]]`` (see :mod:`.bench`)."""
     args = _bench_parser().parse_args(list(argv))
     # Benchmarks are not part of the installed wheel: imported only by this command.
-    from sim.sweep.bench import bench, direct_run, format_result
+    from sim.sweep.bench import bench, direct_run, fixed_cost, format_fixed_cost, format_result
 
     def body() -> int:
         study = load_study(args.study)
@@ -283,6 +292,10 @@ def sweep_bench_main(argv: Sequence[str]) -> int:
                 file=sys.stderr,
             )
             return 1
+        if args.fixed_cost:
+            cost = fixed_cost(study, run_point, args.runner, args.master)
+            print(json.dumps(cost.as_dict(), indent=2) if args.json else format_fixed_cost(cost))
+            return 0
         result = bench(study, run_point, args.runner, direct_run_s, repeat=max(1, args.repeat))
         if args.json:
             print(json.dumps(result.as_dict(), indent=2))
