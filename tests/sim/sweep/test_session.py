@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +13,7 @@ import pytest
 pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')")
 
 from sim.sweep import session as session_module
+from tests.sim.sweep.conftest import FAKE_RUNNER, TINY_STUDY
 
 
 class _Context:
@@ -62,5 +66,21 @@ def test_the_log_level_reaches_the_driver_jvm_and_the_context(
 
 
 def test_the_log4j_file_takes_its_level_from_the_system_property() -> None:
-    text = resources.files("sim.sweep").joinpath("log4j2.properties").read_text()
-    assert "rootLogger.level = ${sys:sim.log.level:-warn}" in text.splitlines()
+    lines = resources.files("sim.sweep").joinpath("log4j2.properties").read_text().splitlines()
+    assert "rootLogger.level = ${sys:sim.log.level:-warn}" in lines
+    # Or pyspark's gateway would reset the root level to WARN.
+    assert "logger.gateway.level = ${sys:sim.log.level:-warn}" in lines
+
+
+@pytest.mark.slow
+def test_log_level_info_reaches_spark_from_its_start(tmp_path: Path) -> None:
+    argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", FAKE_RUNNER, "--no-progress"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "sim", "sweep", *argv, "--log-level", "info"],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert "INFO SparkContext: Running Spark version" in completed.stderr  # the JVM's start
+    assert "Setting default log level" not in completed.stderr
+    for step in ("Spark session ready in", "sweep job:", "analysis:", "Spark stopped in"):
+        assert f"INFO sim.sweep.cli: {step}" in completed.stderr
