@@ -6,9 +6,9 @@
   spaced and the tail gets as much room as the body. Each line is :data:`CURVE_POINTS`
   nearest-rank percentiles (:func:`percentile_curve`, the definition the summary uses) at
   quantiles evenly spaced on that axis up to ``1 - 1/n`` for ``n`` messages, plus the maximum:
-  the plot costs the same for a thousand messages as for a million. The latency axis is
-  logarithmic when the values span a factor of ten. The title gives the scenario's
-  description, the seed and the warmup.
+  the plot costs the same for a thousand messages as for a million. Each latency has its own
+  line style, so lines that coincide stay visible. The latency axis is logarithmic when the
+  values span a factor of ten. The title gives the scenario's description, seed and warmup.
 * ``commit_lag.png``: commit latency over time: median and maximum per second of commit time.
 * ``timeseries.png``: the sampled metrics (:mod:`sim.output.recorder`'s time series), one
   panel per metric and one colour per source, aggregated per second of virtual time: a solid
@@ -75,6 +75,7 @@ class FaultWindow(Protocol):
 
 
 _PNG_OPTIONS: dict[str, Any] = {"format": "png", "dpi": 100, "metadata": {"Software": None}}
+_LINESTYLES = ("-", "--", "-.", ":")  # one per latency: lines that coincide stay visible
 _FAULT_COLOR = "tab:red"
 _PANEL_HEIGHT, _TITLE_HEIGHT, _AXIS_HEIGHT = 2.0, 1.1, 0.5  # inches
 _SECOND_US = 1_000_000
@@ -123,7 +124,7 @@ def latency_percentiles(messages: pa.Table, run: Mapping[str, Any], path: Path) 
     after_warmup = pc.greater_equal(messages.column("sent_us"), warmup_us)
     acked_ok = pc.and_(after_warmup, pc.equal(messages.column("ack_error"), 0))
     low, high, reach = math.inf, 0.0, 0.0
-    for name, column in LATENCIES:
+    for (name, column), style in zip(LATENCIES, _LINESTYLES, strict=True):
         values = _values(messages, column, acked_ok if name == "produce" else after_warmup)
         if values.size == 0:
             continue
@@ -131,7 +132,7 @@ def latency_percentiles(messages: pa.Table, run: Mapping[str, Any], path: Path) 
         x = percentile_axis(quantiles[:-1])
         x = np.append(x, x[-1])  # the maximum, drawn at the last resolved quantile
         y = latencies / 1000
-        axes.plot(x, y, label=f"{name.replace('_', '-')} (n={values.size})")
+        axes.plot(x, y, linestyle=style, label=f"{name.replace('_', '-')} (n={values.size})")
         positive = y[y > 0]
         if positive.size:
             low, high = min(low, float(positive.min())), max(high, float(positive.max()))

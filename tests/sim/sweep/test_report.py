@@ -70,7 +70,7 @@ def test_the_html_report_is_one_file_with_the_tables_and_the_plots(tmp_path: Pat
     assert [base64.b64decode(i) for i in images] == [p.read_bytes() for p in plots]
     assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(p.name for p in plots)
     # The same tables as the Markdown, as HTML (and the failed run's error, unescaped).
-    assert page.count("<table>") == 3 == markdown.count("\n|---|") + 0  # grid, points, failed
+    assert page.count("<table>") == 3 == markdown.count("\n|---|")  # grid, points, failed
     assert "<td>RuntimeError: a | b</td>" in page and "RuntimeError: a \\| b |" in markdown
     assert "<td>100.000 ± 0.500</td>" in page and "| 100.000 ± 0.500 |" in markdown
     assert "<code>burrow.num_workers</code>" in page and "<b>1 failed</b>" in page
