@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.output.directory import OutputDirError, prepare_output_dir
-from sim.scenario import ScenarioError, bundled_scenarios, load_scenario
+from sim.scenario import Scenario, ScenarioError, bundled_scenarios, load_scenario
+from sim.scenario.files import DEFAULT_SCENARIO
 
 __all__ = ["main"]
 
@@ -114,10 +115,24 @@ def _run(args: argparse.Namespace) -> int:
     result = run_scenario(scenario, progress=not args.no_progress)
     if args.out is not None:
         result.write(args.out, plots=not args.no_plots)
+        _write_provenance(Path(args.out), args, scenario, overrides)
     print(result.format_table())
     if args.out is not None:
         print(f"run directory: {args.out}")
     return EXIT_OK
+
+
+def _write_provenance(
+    out: Path, args: argparse.Namespace, scenario: Scenario, overrides: Sequence[str]
+) -> None:
+    """``scenario.toml`` and ``provenance.json`` of a run directory (see sim.output.provenance)."""
+    from sim.output.provenance import write_provenance
+    from sim.scenario.writing import scenario_toml
+
+    write_provenance(
+        out, scenario_toml=scenario_toml(scenario), scenario=args.scenario or DEFAULT_SCENARIO,
+        overrides=overrides, seed=scenario.simulation.seed,
+    )  # fmt: skip
 
 
 _BARE_NUMBER = re.compile(r"\s*[0-9]*\.?[0-9]+\s*")

@@ -26,6 +26,8 @@ pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')
 from pyspark.sql import SparkSession
 
 from sim.core.statistics import mean_confidence_interval
+from sim.output.provenance import environment
+from sim.scenario import load_scenario
 from sim.sweep import session as session_module
 from sim.sweep import simulate
 from sim.sweep.analysis import QUANTILES, analyse, metrics
@@ -231,6 +233,18 @@ def test_the_analysis_reruns_on_an_old_output_and_needs_a_manifest(
     attrs.evolve(manifest, tables=tables).write(tmp_path)
     with pytest.raises(SweepError, match="needs column 'run_warmup_us' of table 'run_summary'"):
         analyse(spark, tmp_path)
+
+
+def test_the_sweep_records_its_resolved_scenario_and_installation(
+    finished_sweep: FinishedSweep,
+) -> None:
+    study = load_study(TINY_STUDY)
+    resolved = load_scenario(finished_sweep.out_dir / "scenario.toml")
+    table = scenario_table(study.scenario_path)
+    assert resolved == simulate.point_scenario(table, study.fixed, study.duration_s)
+    assert resolved.producers[0].rate == 1000.0 and resolved.simulation.duration == 1_000_000
+    manifest = Manifest.read(finished_sweep.out_dir)
+    assert manifest.environment == environment()
 
 
 def test_progress_bar_follows_the_spark_job(
