@@ -53,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
         help="write the run directory here (Parquet, JSON, PNG); created and checked before "
         "the run starts",
     )
+    run.add_argument(
+        "--seeds",
+        metavar="N|S1,S2,...",
+        help="independent replications, one after another: N seeds from the run seed up, or "
+        "a list; prints (and with --out writes) each statistic's mean and 95%% confidence "
+        "interval across seeds, with each seed's run directory in OUT/seed-S",
+    )
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -107,8 +114,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.duration is not None:
         overrides.append(f"simulation.duration={_with_unit(args.duration)}")
     scenario = load_scenario(args.scenario, overrides)
+    seeds = None if args.seeds is None else _seeds(args.seeds, scenario, args.seed)
     if args.out is not None:
         prepare_output_dir(Path(args.out))
+    if seeds is not None:
+        return _run_seeds(args, scenario, overrides, seeds)
     # Imported after the scenario is checked: pyarrow and matplotlib take a while to load.
     from sim.runner import run_scenario
 
@@ -123,7 +133,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _write_provenance(
-    out: Path, args: argparse.Namespace, scenario: Scenario, overrides: Sequence[str]
+    out: Path,
+    args: argparse.Namespace,
+    scenario: Scenario,
+    overrides: Sequence[str],
+    extra: dict[str, object] | None = None,
 ) -> None:
     """``scenario.toml`` and ``provenance.json`` of a run directory (see sim.output.provenance)."""
     from sim.output.provenance import write_provenance
@@ -131,8 +145,55 @@ def _write_provenance(
 
     write_provenance(
         out, scenario_toml=scenario_toml(scenario), scenario=args.scenario or DEFAULT_SCENARIO,
-        overrides=overrides, seed=scenario.simulation.seed,
+        overrides=overrides, seed=scenario.simulation.seed, extra=extra,
     )  # fmt: skip
+
+
+def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
+    """The seeds ``--seeds`` names: ``N`` (the run seed and the N - 1 after it) or a list."""
+    if "," not in spec:
+        if not spec.strip().isdigit() or int(spec) < 1:
+            raise ScenarioError("--seeds", f"expected a number of seeds >= 1 or a list of seeds "
+                                f'such as "1,2,3", got "{spec}"')  # fmt: skip
+        first = scenario.simulation.seed
+        return list(range(first, first + int(spec)))
+    if seed_given is not None:
+        raise ScenarioError("--seeds", "a list of seeds and --seed together: give one of them")
+    items = [item.strip() for item in spec.split(",")]
+    if not all(item.isdigit() for item in items):
+        raise ScenarioError("--seeds", f'expected seeds (integers >= 0) such as "1,2,3", '
+                            f'got "{spec}"')  # fmt: skip
+    seeds = [int(item) for item in items]
+    if len(set(seeds)) != len(seeds):
+        raise ScenarioError("--seeds", f'a seed is listed twice in "{spec}" (replications '
+                            "must be independent)")  # fmt: skip
+    return seeds
+
+
+def _run_seeds(
+    args: argparse.Namespace, scenario: Scenario, overrides: Sequence[str], seeds: list[int]
+) -> int:
+    """``run --seeds``: the replications of :mod:`sim.replications`, written to ``--out``."""
+    from sim.output import RunResult
+    from sim.replications import replicate, seed_dir
+
+    out = None if args.out is None else Path(args.out)
+
+    def finished(seed: int, seeded: Scenario, result: RunResult) -> None:
+        print(f"seed {seed}: {result.summary['messages']['sent']} messages sent",
+              file=sys.stderr)  # fmt: skip
+        if out is not None:
+            directory = seed_dir(out, seed)
+            result.write(directory, plots=not args.no_plots)
+            _write_provenance(directory, args, seeded, [*overrides, f"simulation.seed={seed}"])
+
+    replications = replicate(scenario, seeds, progress=not args.no_progress, on_result=finished)
+    print(replications.format_table())
+    if out is not None:
+        replications.write(out)
+        _write_provenance(out, args, scenario, overrides, extra={"seeds": seeds})
+        print(f"replication directory: {out}")
+    return EXIT_OK
 
 
 _BARE_NUMBER = re.compile(r"\s*[0-9]*\.?[0-9]+\s*")

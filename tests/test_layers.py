@@ -42,6 +42,7 @@ SIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim.scenario", "sim.output"),
     ("sim.world",),
     ("sim.runner",),
+    ("sim.replications",),
     ("sim.sweep",),
     ("sim.bench",),
     ("sim.cli",),
