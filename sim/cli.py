@@ -63,6 +63,31 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    compare = commands.add_parser(
+        "compare",
+        help="B - A per statistic with 95%% confidence intervals",
+        description="Compare two run directories (sim run --out, with or without --seeds) or "
+        "two sweep output directories: per statistic, B - A with a 95%% confidence interval, "
+        "paired by seed where both ran the same seeds (Welch otherwise).",
+    )
+    compare.add_argument("a", type=Path, metavar="A", help="the baseline")
+    compare.add_argument("b", type=Path, metavar="B", help="the variant")
+    compare.add_argument(
+        "--stat",
+        dest="stats",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only statistics matching GLOB, e.g. '*_p99_ms' (repeatable; default: all, and "
+        "the plot shows the p99 latencies, throughput and never_committed)",
+    )
+    compare.add_argument(
+        "--out",
+        type=Path,
+        help="write compare.csv, compare.md and compare.png here (default: "
+        "comparisons/<A name>-vs-<B name>)",
+    )
+
     commands.add_parser("scenarios", help="list the bundled scenarios")
     commands.add_parser("studies", help="list the bundled studies (for sim sweep)")
 
@@ -95,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "compare":
+            return _compare(args)
         if args.command == "scenarios":
             return _scenarios()
         if args.command == "studies":
@@ -209,6 +236,24 @@ def _with_unit(duration: str) -> str:
             f'"{duration.strip()}ms" (a bare number would be microseconds)',
         )
     return duration
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``compare A B``: one line on stderr and status 2 when the inputs do not fit."""
+    from sim.compare import PLOTTED, CompareError, compare, read_samples
+
+    try:
+        comparison = compare(read_samples(args.a), read_samples(args.b), args.stats)
+    except CompareError as error:
+        print(f"compare: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    out = prepare_output_dir(
+        args.out or Path("comparisons") / f"{args.a.resolve().name}-vs-{args.b.resolve().name}"
+    )
+    comparison.write(out, plotted=args.stats or PLOTTED)
+    print(comparison.format_table())
+    print(f"comparison: {out}")
+    return EXIT_OK
 
 
 def _scenarios() -> int:

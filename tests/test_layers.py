@@ -44,6 +44,7 @@ SIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim.runner",),
     ("sim.replications",),
     ("sim.sweep",),
+    ("sim.compare",),
     ("sim.bench",),
     ("sim.cli",),
     ("sim.__main__",),
