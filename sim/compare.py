@@ -22,7 +22,10 @@ to an output directory as ``compare.csv``, ``compare.md`` and ``compare.png`` (e
 difference with its interval, relative to A's mean so statistics of different units share an
 axis). Inputs that do not fit -- a directory that is none of these, a run against a sweep,
 different statistics, sweeps over different grids, a ``--stat`` pattern that matches
-nothing -- raise :class:`CompareError`, one line.
+nothing -- raise :class:`CompareError`, one line. When the recorded installations differ
+(git revision, project, Python or library versions: :mod:`sim.output.provenance`), a note
+says so: comparing two revisions of the code is a use, not a mistake, but a changed library
+is a cause worth knowing.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import attrs
 import pyarrow.parquet as pq
 
 from sim.core.statistics import mean_confidence_interval, t_quantile
+from sim.output.provenance import PROVENANCE_NAME
 from sim.output.summary import text_table
 from sim.replications import CONFIDENCE, REPLICATIONS_JSON, STATISTICS, run_statistics
 from sim.sweep.errors import SweepError
@@ -54,11 +58,16 @@ __all__ = [
     "Samples",
     "compare",
     "difference",
+    "installation_differences",
     "read_samples",
 ]
 
 PLOTTED = ("*_p99_ms", "throughput_msg_s", "never_committed")
 """The statistics plotted when ``--stat`` names none."""
+
+CSV_HEAD = ("statistic", "mean_a", "mean_b", "diff", "ci95", "low", "high", "significant",
+            "method", "n")  # fmt: skip
+"""The columns of ``compare.csv`` (after ``point`` for sweeps): the printed table's."""
 
 Values = Mapping[int, float | None]
 """One statistic of one group: seed -> value (None: that run had no value)."""
@@ -77,6 +86,8 @@ class Samples:
     kind: str
     statistics: tuple[str, ...]
     groups: Mapping[str, Mapping[str, Values]]
+    environment: Mapping[str, Any] = attrs.field(factory=dict)
+    """The installation that made it (:func:`sim.output.provenance.environment`), if known."""
 
 
 def read_samples(path: Path) -> Samples:
@@ -93,13 +104,14 @@ def read_samples(path: Path) -> Samples:
             name: dict(zip(seeds, stat["values"], strict=True))
             for name, stat in document["statistics"].items()
         }
-        return Samples(path, "run", tuple(by_stat), {"": by_stat})
+        return Samples(path, "run", tuple(by_stat), {"": by_stat}, _environment(path))
     if (path / "summary.json").is_file() and (path / "messages.parquet").is_file():
         summary = _json(path / "summary.json")
         messages = pq.read_table(path / "messages.parquet")
         stats = run_statistics(messages, summary)
         seed = int(summary["run"]["seed"])
-        return Samples(path, "run", STATISTICS, {"": {k: {seed: v} for k, v in stats.items()}})
+        groups = {"": {name: {seed: value} for name, value in stats.items()}}
+        return Samples(path, "run", STATISTICS, groups, _environment(path))
     raise CompareError(
         f"{path}: not a run directory (summary.json and messages.parquet), a replication "
         f"directory ({REPLICATIONS_JSON}) or a sweep output ({MANIFEST_NAME})"
@@ -111,6 +123,28 @@ def _json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise CompareError(f"{path}: cannot be read ({error})") from None
+
+
+def _environment(path: Path) -> Mapping[str, Any]:
+    """The environment part of ``path/provenance.json``; empty if there is none."""
+    if not (path / PROVENANCE_NAME).is_file():
+        return {}
+    document = _json(path / PROVENANCE_NAME)
+    return {key: document[key] for key in ("project", "python", "libraries") if key in document}
+
+
+def installation_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """What differs between two environments, e.g. ``pyarrow 26.0.1 -> 25.0.0``; nothing
+    when either is unknown."""
+    if not a or not b:
+        return []
+    pairs = {
+        "git revision": (a["project"]["git_revision"], b["project"]["git_revision"]),
+        "version": (a["project"]["version"], b["project"]["version"]),
+        "Python": (a["python"], b["python"]),
+        **{name: (version, b["libraries"].get(name)) for name, version in a["libraries"].items()},
+    }
+    return [f"{name} {old} -> {new}" for name, (old, new) in pairs.items() if old != new]
 
 
 def _sweep_samples(path: Path) -> Samples:
@@ -130,7 +164,7 @@ def _sweep_samples(path: Path) -> Samples:
         group = groups.setdefault(label, {name: {} for name in names})
         for name in names:
             group[name][int(row["seed"])] = row[name]
-    return Samples(path, "sweep", names, groups)
+    return Samples(path, "sweep", names, groups, manifest.environment)
 
 
 @attrs.frozen
@@ -217,6 +251,9 @@ class Comparison:
     a: Path
     b: Path
     differences: tuple[Difference, ...]
+    installation: tuple[str, ...] = ()
+    """What differs between the installations that made A and B (see
+    :func:`installation_differences`)."""
 
     def rows(self) -> list[list[str]]:
         """The table: head, then one row per difference (``*``: interval excludes zero)."""
@@ -236,6 +273,8 @@ class Comparison:
             "B - A with its 95% confidence interval (* excludes zero); paired by seed where A "
             "and B ran the same seeds, Welch otherwise; latencies in ms"
         )
+        if self.installation:
+            lines.append(_installation_note(self.installation))
         return "\n".join(lines)
 
     def write(self, directory: Path, *, plotted: Sequence[str] = PLOTTED) -> list[Path]:
@@ -244,7 +283,8 @@ class Comparison:
         rows = self.rows()
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([cell if cell else "significant" for cell in rows[0]])
+        grouped = len(rows[0]) > len(CSV_HEAD)
+        writer.writerow(["point", *CSV_HEAD] if grouped else CSV_HEAD)
         for row in rows[1:]:
             writer.writerow(["" if cell == "-" else cell for cell in row])
         csv_path = directory / "compare.csv"
@@ -263,6 +303,7 @@ class Comparison:
             "the interval excludes zero); paired by seed where A and B ran the same seeds, "
             "Welch otherwise. Latencies in ms.",
             "",
+            *([_installation_note(self.installation), ""] if self.installation else []),
             "![differences](compare.png)",
             "",
             "| " + " | ".join(rows[0]) + " |",
@@ -304,6 +345,13 @@ class Comparison:
         plt.close(figure)
 
 
+def _installation_note(changes: Sequence[str]) -> str:
+    return (
+        "note: A and B ran on different installations (" + ", ".join(changes) + "): a "
+        "difference may come from the code or the libraries as well as the inputs"
+    )
+
+
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
@@ -343,4 +391,5 @@ def compare(a: Samples, b: Samples, patterns: Sequence[str] = ()) -> Comparison:
             values_a, values_b = a.groups[group][name], b.groups[group][name]
             paired = set(values_a) == set(values_b)
             differences.append(difference(group, name, values_a, values_b, paired=paired))
-    return Comparison(a.path, b.path, tuple(differences))
+    installation = tuple(installation_differences(a.environment, b.environment))
+    return Comparison(a.path, b.path, tuple(differences), installation)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 import statistics
 from pathlib import Path
 
@@ -61,11 +62,11 @@ def test_same_seeds_are_paired(runs: dict[str, Path], tmp_path: Path, capsys: Ca
     expected = mean_confidence_interval([y - x for x, y in zip(a, b, strict=True)])
     row = rows["send_to_commit_p99_ms"]
     assert (row["method"], row["n"]) == ("paired", "3")
-    assert float(row["B - A"]) == pytest.approx(expected.mean, abs=5e-4)
-    assert float(row["±95%"]) == pytest.approx(expected.half_width, abs=5e-4)
-    assert float(row["A"]) == pytest.approx(statistics.fmean(a), abs=5e-4)
+    assert float(row["diff"]) == pytest.approx(expected.mean, abs=5e-4)
+    assert float(row["ci95"]) == pytest.approx(expected.half_width, abs=5e-4)
+    assert float(row["mean_a"]) == pytest.approx(statistics.fmean(a), abs=5e-4)
     # The producer side is untouched by the consumer's pool: identical, zero-width.
-    assert (rows["produce_p99_ms"]["B - A"], rows["produce_p99_ms"]["±95%"]) == ("0.000", "0.000")
+    assert (rows["produce_p99_ms"]["diff"], rows["produce_p99_ms"]["ci95"]) == ("0.000", "0.000")
     assert "![differences](compare.png)" in (out / "compare.md").read_text()
 
 
@@ -82,7 +83,7 @@ def test_different_seeds_use_welch_and_a_single_run_has_no_interval(
     out = tmp_path / "single"
     assert main(["compare", str(runs["single"]), str(runs["base"]), "--out", str(out)]) == 0
     row = _rows(out)["end_to_end_p99_ms"]
-    assert (row["method"], row["n"], row["±95%"]) == ("welch", "1+3", "")  # one value in A
+    assert (row["method"], row["n"], row["ci95"]) == ("welch", "1+3", "")  # one value in A
 
 
 def test_welch_interval_by_hand() -> None:
@@ -119,3 +120,20 @@ def test_inputs_that_do_not_fit_exit_2_in_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("compare: ") and message in err
     assert not out.exists()
+
+
+def test_a_note_names_what_differs_between_the_installations(
+    runs: dict[str, Path], tmp_path: Path, capsys: Capture
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(runs["base"], other)
+    provenance = json.loads((other / "provenance.json").read_text())
+    provenance["libraries"]["pyarrow"] = "1.0.0"
+    (other / "provenance.json").write_text(json.dumps(provenance))
+    out = tmp_path / "cmp"
+    assert main(["compare", str(runs["base"]), str(other), "--out", str(out)]) == 0
+    version = json.loads((runs["base"] / "provenance.json").read_text())["libraries"]["pyarrow"]
+    note = f"note: A and B ran on different installations (pyarrow {version} -> 1.0.0)"
+    assert note in capsys.readouterr().out and note in (out / "compare.md").read_text()
+    assert main(["compare", str(runs["base"]), str(runs["slow"]), "--out", str(out)]) == 0
+    assert "note:" not in capsys.readouterr().out

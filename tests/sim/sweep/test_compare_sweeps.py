@@ -46,7 +46,7 @@ def test_a_sweep_against_a_shifted_copy_shows_the_shift_per_point(
     for row in rows:
         assert (row["method"], row["n"]) == ("paired", "2")
         shift = 2.5 if row["statistic"] == "commit_p99_ms" else 0.0
-        assert (float(row["B - A"]), float(row["±95%"])) == (shift, 0.0)
+        assert (float(row["diff"]), float(row["ci95"])) == (shift, 0.0)
         assert row["significant"] == ("*" if shift else "")
 
 
