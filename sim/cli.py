@@ -1,4 +1,5 @@
-"""``python -m sim``: run scenarios, list them and their knobs, benchmark, sweep on Spark.
+"""``python -m sim``: run scenarios (once or over seeds), compare runs, list scenarios and knobs,
+benchmark, sweep on Spark.
 
 argparse (standard library) is enough for these subcommands and keeps the dependency list
 short. Exit codes: 0 success; 1 a sweep or benchmark could not run (said in one line);
@@ -67,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         "compare",
         help="B - A per statistic with 95%% confidence intervals",
         description="Compare two run directories (sim run --out, with or without --seeds) or "
-        "two sweep output directories: per statistic, B - A with a 95%% confidence interval, "
+        "two sweep output directories: per statistic, B - A with a 95% confidence interval, "
         "paired by seed where both ran the same seeds (Welch otherwise).",
     )
     compare.add_argument("a", type=Path, metavar="A", help="the baseline")
