@@ -17,7 +17,7 @@ fi
 stamp=.venv/.installed-$( { cat pyproject.toml; echo "editable_mode=$EDITABLE_MODE"; } | sha1sum | cut -c1-12)
 if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[all]" --config-settings editable_mode="$EDITABLE_MODE"
+    .venv/bin/python -m pip install --quiet -e ".[all]" --constraint requirements.lock --config-settings editable_mode="$EDITABLE_MODE"
     rm -f .venv/.installed-*
     touch "$stamp"
 fi
