@@ -154,6 +154,10 @@ class GroupCoordinator:
     def __repr__(self) -> str:
         return f"GroupCoordinator(broker={self.broker_id}, groups={sorted(self._groups)})"
 
+    def partition_for(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition of ``group_id`` (its coordinator leads it)."""
+        return self._offset_manager.partition_for(group_id)
+
     def group(self, group_id: str) -> GroupMetadata | None:
         """The group ``group_id`` as this coordinator holds it, or None."""
         return self._groups.get(group_id)
