@@ -48,8 +48,9 @@ class JoinGroupRequest:
     rebalance_timeout_ms: int = -1
 
     def error_response(self, error: Errors) -> JoinGroupResponse:
-        """A response with ``error`` and no generation."""
-        return JoinGroupResponse(error, member_id=self.member_id)
+        """A response with ``error``, no generation, and the request's member id."""
+        member_id = self.member_id if isinstance(self.member_id, str) else ""  # malformed
+        return JoinGroupResponse(error, member_id=member_id)
 
 
 @attrs.define(frozen=True)
