@@ -38,6 +38,10 @@ latest metadata record; those groups come back STABLE (or EMPTY) with their gene
 members and assignment, and their members' sessions start anew. On resignation the partition's
 groups become DEAD and their parked requests are answered NOT_COORDINATOR.
 
+A group this coordinator holds is never DEAD: unloading removes it, and only the delayed
+operations still holding it see the state (Kafka's request paths check for DEAD because a
+concurrent unload may race them; here nothing runs concurrently).
+
 Every request gets exactly one answer: a parked JoinGroup or SyncGroup that a newer one from
 the same member replaces is answered REBALANCE_IN_PROGRESS, and a removed member's parked
 requests are answered UNKNOWN_MEMBER_ID (Kafka drops the replaced callback).
@@ -249,8 +253,6 @@ class GroupCoordinator:
             self.rebalance_purgatory.check_and_complete(join_key(group_id))
 
     def _join_refusal(self, group: GroupMetadata, joining: _Joining) -> Errors | None:
-        if group.is_(_DEAD):
-            return Errors.COORDINATOR_NOT_AVAILABLE
         if not group.supports_protocols(
             joining.protocol_type, frozenset(name for name, _ in joining.protocols)
         ):
@@ -288,7 +290,7 @@ class GroupCoordinator:
             callback(JoinGroupResult(member_id, error))
         elif group.is_pending_member(member_id):
             self._add_member_and_rebalance(group, member_id, joining, callback)
-        elif not group.has(member_id) or group.state in (_EMPTY, _DEAD):
+        elif not group.has(member_id):  # an EMPTY group has no members
             callback(JoinGroupResult(member_id, Errors.UNKNOWN_MEMBER_ID))
         else:
             member = group.get(member_id)
@@ -415,11 +417,7 @@ class GroupCoordinator:
         protocol_type: str | None,
         protocol_name: str | None,
     ) -> Errors | None:
-        if group is None:
-            return Errors.UNKNOWN_MEMBER_ID
-        if group.is_(_DEAD):
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if not group.has(member_id) or group.is_(_EMPTY):
+        if group is None or not group.has(member_id):  # an EMPTY group has no members
             return Errors.UNKNOWN_MEMBER_ID
         if generation_id != group.generation_id:
             return Errors.ILLEGAL_GENERATION
@@ -479,11 +477,7 @@ class GroupCoordinator:
         if error is not None:
             return Errors.NONE if error is Errors.COORDINATOR_LOAD_IN_PROGRESS else error
         group = self._groups.get(group_id)
-        if group is None or group.is_(_EMPTY):
-            return Errors.UNKNOWN_MEMBER_ID
-        if group.is_(_DEAD):
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if not group.has(member_id):
+        if group is None or not group.has(member_id):
             return Errors.UNKNOWN_MEMBER_ID
         if generation_id != group.generation_id:
             return Errors.ILLEGAL_GENERATION
@@ -493,13 +487,11 @@ class GroupCoordinator:
     def handle_leave_group(self, group_id: str, member_ids: Sequence[str]) -> LeaveGroupResult:
         """Remove ``member_ids`` (members or pending members) from ``group_id``; the group
         rebalances. A member the group does not know gets UNKNOWN_MEMBER_ID (the others still
-        leave); the group-level error is the group's status or COORDINATOR_NOT_AVAILABLE."""
+        leave); the group-level error is the group's status."""
         error = self._group_status_error(group_id)
         if error is not None:
             return LeaveGroupResult(error)
         group = self._groups.get(group_id)
-        if group is not None and group.is_(_DEAD):
-            return LeaveGroupResult(Errors.COORDINATOR_NOT_AVAILABLE)
         results: list[tuple[str, Errors]] = []
         for member_id in member_ids:
             if group is None or not (group.has(member_id) or group.is_pending_member(member_id)):
@@ -550,8 +542,6 @@ class GroupCoordinator:
     ) -> Errors | None:
         if group is None:
             return None if generation_id < 0 else Errors.ILLEGAL_GENERATION
-        if group.is_(_DEAD):
-            return Errors.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_(_EMPTY):
             return None
         if not group.has(member_id):
