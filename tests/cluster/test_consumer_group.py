@@ -111,6 +111,9 @@ def test_the_group_survives_a_coordinator_move() -> None:
     assert again.assignment == b"events-1"
     left = client.leave_group(GROUP, [follower]).result(LeaveGroupResponse)
     assert left.error is Errors.NONE and group.state is GroupState.PREPARING_REBALANCE
+    cluster.restart_broker(old)  # back as a follower: it no longer holds the group
+    assert cluster.broker(old).group_coordinator.group(GROUP) is None
+    assert cluster.coordinator(GROUP) == new
     commit = client.commit(GROUP, {TP0: 3}, generation_id=1, member_id=leader)
     assert commit.result(OffsetCommitResponse).errors == {TP0: Errors.NONE}
     fetched = client.fetch_offsets(GROUP).result(OffsetFetchResponse)
