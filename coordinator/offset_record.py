@@ -10,7 +10,9 @@ One commit of one partition is one :class:`~replica.records.Record`:
 
 This is the project's own simple encoding (Kafka's ``OffsetCommitKey``/``OffsetCommitValue``
 schemas carry the same fields). Encoding is deterministic; decoding checks every length and
-raises :class:`~coordinator.errors.CorruptOffsetRecordError` on anything malformed.
+raises :class:`~coordinator.errors.CorruptOffsetRecordError` on anything malformed. The
+reader (:class:`RecordReader`) and :func:`short_string` also serve the group metadata records
+of :mod:`coordinator.group_record`.
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def short_string(s: str) -> bytes:
     data = s.encode("utf-8")
     if len(data) > 0x7FFF:
         raise CorruptOffsetRecordError(
-            f"a group id or topic must encode to at most 32767 bytes, got {len(data)}"
+            f"a string of a record (group id, topic, member id...) must encode to at most "
+            f"32767 bytes, got {len(data)}"
         )
     return _INT16.pack(len(data)) + data
 
