@@ -49,7 +49,7 @@ requests are answered UNKNOWN_MEMBER_ID (Kafka drops the replaced callback).
 Sans-IO: ``clock()`` gives milliseconds and the purgatories expire operations only when
 :meth:`GroupCoordinator.advance_clock` is called; :meth:`GroupCoordinator.next_deadline` says
 when that is due. Member ids are ``client id-UUID`` like Kafka's, but the UUID is made from
-the broker id and a counter, so runs are deterministic.
+the broker id and a counter (skipping ids the group already has), so runs are deterministic.
 """
 
 from __future__ import annotations
@@ -270,8 +270,7 @@ class GroupCoordinator:
         if error is not None:
             callback(JoinGroupResult(UNKNOWN_MEMBER_ID, error))
             return
-        unique = uuid.UUID(int=(self.broker_id << 64) | next(self._member_ids))
-        member_id = f"{joining.client_id}-{unique}"
+        member_id = self._generate_member_id(group, joining.client_id)
         if require_known_member_id:
             group.add_pending_member(member_id)
             key = (group.group_id, member_id)
@@ -281,6 +280,16 @@ class GroupCoordinator:
             callback(JoinGroupResult(member_id, Errors.MEMBER_ID_REQUIRED))
         else:
             self._add_member_and_rebalance(group, member_id, joining, callback)
+
+    def _generate_member_id(self, group: GroupMetadata, client_id: str) -> str:
+        """``client id-UUID``, the UUID from the broker id and a counter, skipping ids the
+        group already has (a fresh broker restarts its counter; its groups may hold ids it
+        generated before)."""
+        while True:
+            unique = uuid.UUID(int=(self.broker_id << 64) | next(self._member_ids))
+            member_id = f"{client_id}-{unique}"
+            if not (group.has(member_id) or group.is_pending_member(member_id)):
+                return member_id
 
     def _current_member_join(
         self, group: GroupMetadata, member_id: str, joining: _Joining, callback: JoinCallback

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS, GroupConfig, GroupState, OffsetsPartitionStatus
+from coordinator import (
+    NEW_MEMBER_JOIN_TIMEOUT_MS,
+    GroupConfig,
+    GroupCoordinator,
+    GroupState,
+    OffsetsPartitionStatus,
+)
 from replica.errors import Errors
 from replica.types import TopicPartition
 from tests.coordinator.group_harness import GROUP, Broker
@@ -398,3 +404,14 @@ def test_an_empty_generation_is_stored_and_reloaded() -> None:
     group = broker.gc.group(GROUP)
     assert group is not None
     assert (group.state, group.generation_id, group.members) == (GroupState.EMPTY, 2, [])
+
+
+def test_a_fresh_coordinator_never_hands_out_an_id_its_group_already_has() -> None:
+    broker = Broker()
+    ids = broker.stable_group("c")
+    # A fresh coordinator of the same broker (its id counter starts over) loads the group.
+    broker.gc = GroupCoordinator(0, broker.om, GroupConfig(), broker.clock)
+    broker.gc.on_election(broker.om.partition_for(GROUP))
+    assert [m.member_id for m in broker.gc.group(GROUP).members] == [ids["c"]]  # type: ignore[union-attr]
+    pending = broker.join(client_id="c", require_known_member_id=True).join
+    assert pending.error is Errors.MEMBER_ID_REQUIRED and pending.member_id != ids["c"]
