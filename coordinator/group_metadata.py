@@ -249,11 +249,6 @@ class GroupMetadata:
         """The members, in the order they joined."""
         return list(self._members.values())
 
-    @property
-    def size(self) -> int:
-        """The number of members (pending members not counted)."""
-        return len(self._members)
-
     def is_leader(self, member_id: str) -> bool:
         """True if ``member_id`` leads the group."""
         return self.leader_id is not None and self.leader_id == member_id
@@ -340,19 +335,6 @@ class GroupMetadata:
         """The members without a parked JoinGroup, in join order."""
         return [m for m in self._members.values() if m.awaiting_join is None]
 
-    def maybe_elect_new_joined_leader(self) -> bool:
-        """Make sure the leader is a member that rejoined: keep it if it did, else pick the
-        first member that did. False if the group has no leader or no member rejoined."""
-        if self.leader_id is None:
-            return False
-        if self._members[self.leader_id].awaiting_join is not None:
-            return True
-        for member_id, member in self._members.items():
-            if member.awaiting_join is not None:
-                self.leader_id = member_id
-                return True
-        return False
-
     @property
     def rebalance_timeout_ms(self) -> int:
         """The longest rebalance timeout of the members (0 without members)."""
@@ -367,11 +349,6 @@ class GroupMetadata:
     def add_pending_member(self, member_id: str) -> None:
         """Remember a member id handed out by MEMBER_ID_REQUIRED."""
         self._pending_members.add(member_id)
-
-    @property
-    def num_pending(self) -> int:
-        """The number of pending members."""
-        return len(self._pending_members)
 
     def add_pending_sync_member(self, member_id: str) -> None:
         """Expect a SyncGroup from ``member_id`` in this generation."""
