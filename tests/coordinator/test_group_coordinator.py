@@ -415,3 +415,14 @@ def test_a_fresh_coordinator_never_hands_out_an_id_its_group_already_has() -> No
     assert [m.member_id for m in broker.gc.group(GROUP).members] == [ids["c"]]  # type: ignore[union-attr]
     pending = broker.join(client_id="c", require_known_member_id=True).join
     assert pending.error is Errors.MEMBER_ID_REQUIRED and pending.member_id != ids["c"]
+
+
+def test_heartbeats_leave_one_delayed_heartbeat_per_member() -> None:
+    broker = Broker()
+    ids = broker.stable_group("a", "b")
+    for _ in range(100):
+        for member in ids.values():
+            assert broker.gc.handle_heartbeat(GROUP, member, 1) is Errors.NONE
+    purgatory = broker.gc.heartbeat_purgatory
+    assert (purgatory.watched, purgatory.num_delayed) == (2, 2)
+    assert broker.gc.rebalance_purgatory.num_delayed == 0  # the sync phase is over
