@@ -310,6 +310,7 @@ class KafkaServer:
             return decoded.answer
         if broker_id not in self._scopes:
             return None
+        _logger.debug("%s: %s v%d", name, decoded.translation.name, decoded.version)
         pending = _Pending()
         connection = _Connection(self, broker_id, name)
         try:
