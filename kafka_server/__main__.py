@@ -49,14 +49,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         topics=topics,
         auto_create_topics=not args.no_auto_create,
     )
+    status = 0
     try:
         trio.run(server.serve)
-    except KeyboardInterrupt:
+    except* KeyboardInterrupt:
         logging.getLogger("kafka_server").info("stopped")
-    except OSError as exc:
-        print(f"kafka_server: cannot listen: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    except* OSError as failed:
+        print(f"kafka_server: cannot listen: {failed.exceptions[0]}", file=sys.stderr)
+        status = 1
+    return status
 
 
 if __name__ == "__main__":

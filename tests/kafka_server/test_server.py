@@ -19,7 +19,9 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
 from kafka_server import TRANSLATIONS, KafkaServer, ServerThread
+from kafka_server.records import encode_batches
 from kafka_server.translations import nested
+from replica.records import Record, RecordBatch
 from replica.types import TopicPartition
 
 
@@ -203,3 +205,36 @@ def test_fuzzed_byte_streams_never_take_the_server_down(threaded: Any, chunks: l
             assert chunk
             data += chunk
         assert struct.unpack(">i", data[4:8])[0] == 42
+
+
+def _produce(topic: str, acks: int, records: bytes) -> Any:
+    schema = load_request_schema(0, 7)
+    topic_cls = nested(schema, "topic_data")
+    partition_cls = nested(topic_cls, "partition_data")
+    partition = partition_cls(index=0, records=records)
+    return schema(
+        transactional_id=None,
+        acks=acks,
+        timeout=datetime.timedelta(seconds=5),
+        topic_data=(topic_cls(name=topic, partition_data=(partition,)),),
+    )
+
+
+async def test_acks_0_gets_no_response_and_a_failed_one_closes(server: KafkaServer) -> None:
+    server.cluster.create_topic("zero", 1, 3)
+    leader = server.cluster.leader(_tp("zero", 0))
+    records = encode_batches([RecordBatch(0, (Record(b"k", b"v", 1),), 70)])
+    stream = await connect(server, leader)
+    await stream.send_all(frame(0, 7, 1, _produce("zero", 0, records)))
+    await stream.send_all(frame(18, 0, 2))
+    assert (await read_response(stream, 18, 0))[0] == 2  # the produce got no response
+    assert server.cluster.broker(leader).replica_manager.log_end_offset(_tp("zero", 0)) == 1
+    # acks=1 with corrupt records: answered CORRUPT_MESSAGE, nothing appended
+    await stream.send_all(frame(0, 7, 3, _produce("zero", 1, records[:-2])))
+    correlation_id, response = await read_response(stream, 0, 7)
+    assert correlation_id == 3
+    assert response.responses[0].partition_responses[0].error_code == ErrorCode.corrupt_message
+    # acks=0 with corrupt records: Kafka closes the connection so the producer notices
+    await stream.send_all(frame(0, 7, 4, _produce("zero", 0, records[:-2])))
+    assert await closed(stream)
+    assert server.cluster.broker(leader).replica_manager.log_end_offset(_tp("zero", 0)) == 1
