@@ -225,3 +225,43 @@ def test_failover_loses_nothing_acknowledged() -> None:
                 seen.append(message.value())
         consumer.close()
         assert set(acked) <= set(seen)
+
+
+def test_kafka_python_failover_and_coordinator_move() -> None:
+    """Stopping the broker that leads both a topic and the group's offsets partition: the
+    producer fails over with nothing acknowledged lost, and the offset committed before the
+    coordinator moved is fetched after it."""
+    with ServerThread(brokers=3, topics=[TopicSpec("moving", 1, 3)]) as server:
+        bootstrap = server.bootstrap_servers
+        cluster = server.server.cluster
+        old_leader = server.call(lambda: cluster.leader(TopicPartition("moving", 0)))
+        group = next(
+            f"g{i}"
+            for i in range(1000)
+            if server.call(lambda i=i: cluster.coordinator(f"g{i}")) == old_leader
+        )
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=20)
+        acked = [producer.send("moving", b"a%d" % i).get(timeout=10).offset for i in range(10)]
+        tp = KpTopicPartition("moving", 0)
+        consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
+        )
+        consumer.commit({tp: OffsetAndMetadata(7, "", -1)})
+        consumer.close()
+
+        server.call(lambda: server.server.stop_broker(old_leader))
+        assert server.call(lambda: cluster.coordinator(group)) not in (-1, old_leader)
+        acked += [producer.send("moving", b"b%d" % i).get(timeout=30).offset for i in range(10)]
+        producer.close()
+        assert acked == list(range(20))
+
+        after = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+        assert after.committed(tp) == 7
+        after.assign([tp])
+        after.seek(tp, 0)
+        values: list[bytes] = []
+        deadline = time.monotonic() + 15
+        while len(values) < 20 and time.monotonic() < deadline:
+            values += [r.value for rs in after.poll(timeout_ms=200).values() for r in rs]
+        after.close()
+        assert values == [b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(10)]
