@@ -93,14 +93,14 @@ class _Pending:
 
 
 class _Connection:
-    """What a translation sees of the broker a connection is to (a
-    :class:`~kafka_server.translations.BrokerContext`)."""
+    """What a translation serving one request sees of the broker its connection is to (a
+    :class:`~kafka_server.translations.BrokerContext`); ``pending`` gets the answer."""
 
-    def __init__(self, server: KafkaServer, broker_id: int, name: str) -> None:
+    def __init__(self, server: KafkaServer, broker_id: int, name: str, pending: _Pending) -> None:
         self.server = server
         self.broker_id = broker_id
         self.name = name
-        self.failed: BaseException | None = None
+        self.pending = pending
 
     def send(self, body: RequestBody, on_response: Callable[[ResponseBody], None]) -> None:
         def guarded(response: ResponseBody) -> None:
@@ -108,9 +108,9 @@ class _Connection:
             # not escape into the cluster, only fail this request's connection.
             try:
                 on_response(response)
-            except Exception as exc:
+            except Exception:
                 _logger.exception("%s: building the response to %r failed", self.name, body)
-                self.failed = exc
+                self.pending(Silence.CLOSE_CONNECTION)
 
         self.server.cluster.send(self.broker_id, body, guarded, source=self.name)
 
@@ -312,7 +312,7 @@ class KafkaServer:
             return None
         _logger.debug("%s: %s v%d", name, decoded.translation.name, decoded.version)
         pending = _Pending()
-        connection = _Connection(self, broker_id, name)
+        connection = _Connection(self, broker_id, name, pending)
         try:
             self._tick()
             decoded.translation.serve(decoded.payload, decoded.version, connection, pending)
@@ -324,7 +324,7 @@ class KafkaServer:
         finally:
             self._wakeup.set()
         await pending.done.wait()
-        if connection.failed is not None or pending.answer is Silence.CLOSE_CONNECTION:
+        if pending.answer is Silence.CLOSE_CONNECTION:
             return None
         if pending.answer is Silence.NO_RESPONSE:
             return b""

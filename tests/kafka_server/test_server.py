@@ -18,9 +18,10 @@ from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
+from apis import MetadataRequest
 from kafka_server import TRANSLATIONS, KafkaServer, ServerThread
 from kafka_server.records import encode_batches
-from kafka_server.translations import nested
+from kafka_server.translations import Translation, nested
 from replica.records import Record, RecordBatch
 from replica.types import TopicPartition
 
@@ -238,3 +239,22 @@ async def test_acks_0_gets_no_response_and_a_failed_one_closes(server: KafkaServ
     await stream.send_all(frame(0, 7, 4, _produce("zero", 0, records[:-2])))
     assert await closed(stream)
     assert server.cluster.broker(leader).replica_manager.log_end_offset(_tp("zero", 0)) == 1
+
+
+@pytest.mark.parametrize("where", ["serving", "answering"])
+async def test_a_failing_translation_closes_only_its_connection(
+    server: KafkaServer, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    def serve(request: Any, version: int, ctx: Any, reply: Any) -> None:
+        if where == "serving":
+            raise RuntimeError("a bug while serving")
+        ctx.send(MetadataRequest(None), lambda response: reply(1 / 0))
+
+    monkeypatch.setitem(TRANSLATIONS, 3, Translation(3, "Metadata", 0, 12, serve))  # type: ignore[index]
+    bystander = await connect(server)
+    broken = await connect(server)
+    request = load_request_schema(3, 5)(topics=None, allow_auto_topic_creation=False)
+    await broken.send_all(frame(3, 5, 1, request))
+    assert await closed(broken)
+    await bystander.send_all(frame(18, 0, 2))
+    assert (await read_response(bystander, 18, 0))[0] == 2
