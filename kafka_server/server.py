@@ -43,7 +43,7 @@ import trio
 from apis import KafkaConfig, RequestBody, ResponseBody
 from cluster import Cluster, ClusterError, ManualClock
 from kafka_server.protocol import MAX_REQUEST_BYTES, DecodedRequest, decode_request, encode_response
-from kafka_server.translations import Silence
+from kafka_server.translations import InvalidRequestError, Silence
 
 __all__ = ["KafkaServer", "TopicSpec"]
 
@@ -316,6 +316,9 @@ class KafkaServer:
         try:
             self._tick()
             decoded.translation.serve(decoded.payload, decoded.version, connection, pending)
+        except InvalidRequestError as exc:
+            _logger.warning("%s: %s v%d: %s", name, decoded.translation.name, decoded.version, exc)
+            return None
         except Exception:
             _logger.exception(
                 "%s: serving %s v%d failed", name, decoded.translation.name, decoded.version

@@ -8,7 +8,11 @@ the :class:`BrokerContext` and, when the broker answers, builds the ``kio`` resp
 request's version and gives it to ``reply``. ApiVersions and InitProducerId are answered here
 without a broker body (the model has no API for them).
 
-``reply`` is called exactly once per request, with a response payload, or with
+A request whose fields Kafka refuses while parsing it (an unknown isolation level) makes
+``serve`` raise :class:`InvalidRequestError`: the server closes that connection, as Kafka
+does, and nothing is handed to the broker.
+
+``reply`` is called exactly once per request that does not raise, with a response payload, or with
 :data:`Silence.NO_RESPONSE` (an acks=0 produce that succeeded: the client expects nothing)
 or :data:`Silence.CLOSE_CONNECTION` (an acks=0 produce that failed: Kafka closes the
 connection so the client notices).
@@ -70,12 +74,17 @@ from replica.types import INTERNAL_TOPICS, IsolationLevel, TopicPartition
 __all__ = [
     "TRANSLATIONS",
     "BrokerContext",
+    "InvalidRequestError",
     "Reply",
     "Silence",
     "Translation",
     "build",
     "nested",
 ]
+
+
+class InvalidRequestError(ValueError):
+    """A request Kafka refuses while parsing it: its connection is closed."""
 
 
 class Silence(enum.Enum):
@@ -167,6 +176,10 @@ def nested(cls: type, field: str) -> type:
         tp = args[0]
 
 
+def _nullable(cls: type, field: str) -> bool:
+    return type(None) in typing.get_args(_field_types(cls)[field])
+
+
 def _ms(delta: datetime.timedelta) -> int:
     return round(delta.total_seconds() * 1000)
 
@@ -183,6 +196,14 @@ def _timestamp(ms: int) -> datetime.datetime | None:
     if ms == NO_TIMESTAMP:
         return None
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
+
+
+def _isolation_level(request: Any) -> IsolationLevel:
+    value = getattr(request, "isolation_level", 0)
+    try:
+        return IsolationLevel(value)
+    except ValueError:
+        raise InvalidRequestError(f"unknown isolation level {value}") from None
 
 
 def _response_class(request: Any, version: int) -> type:
@@ -275,8 +296,9 @@ def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply
                   topic_id=uuid.UUID(int=0), partitions=())
             for name in invalid
         ]  # fmt: skip
+        unnamed = None if _nullable(topic_cls, "name") else ""
         topics += [
-            build(topic_cls, error_code=ErrorCode.unknown_topic_id, name=None,
+            build(topic_cls, error_code=ErrorCode.unknown_topic_id, name=unnamed,
                   topic_id=topic_id, partitions=())
             for topic_id in unknown_ids
         ]  # fmt: skip
@@ -378,6 +400,7 @@ def _serve_fetch(request: Any, version: int, ctx: BrokerContext, reply: Reply) -
     topic_cls = nested(cls, "responses")
     partition_cls = nested(topic_cls, "partitions")
     by_id = version >= 13
+    isolation = _isolation_level(request)
     session_id = getattr(request, "session_id", 0)
     session_epoch = getattr(request, "session_epoch", -1)
     if session_id != 0 or session_epoch not in (0, -1):
@@ -455,7 +478,7 @@ def _serve_fetch(request: Any, version: int, ctx: BrokerContext, reply: Reply) -
         max_wait_ms=_ms(request.max_wait),
         min_bytes=request.min_bytes,
         max_bytes=getattr(request, "max_bytes", 0x7FFFFFFF),
-        isolation_level=IsolationLevel(getattr(request, "isolation_level", 0)),
+        isolation_level=isolation,
     )
     ctx.send(body, lambda response: answer(_checked(response, FetchResponse)))
 
@@ -467,6 +490,7 @@ def _serve_list_offsets(request: Any, version: int, ctx: BrokerContext, reply: R
     cls = _response_class(request, version)
     topic_cls = nested(cls, "topics")
     partition_cls = nested(topic_cls, "partitions")
+    isolation = _isolation_level(request)
     timestamps: dict[TopicPartition, int] = {}
     epochs: dict[TopicPartition, int] = {}
     for topic in request.topics:
@@ -502,7 +526,6 @@ def _serve_list_offsets(request: Any, version: int, ctx: BrokerContext, reply: R
             )
         )
 
-    isolation = IsolationLevel(getattr(request, "isolation_level", 0))
     ctx.send(
         ListOffsetsRequest(timestamps, isolation_level=isolation, current_leader_epochs=epochs),
         answer,
