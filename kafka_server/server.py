@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -175,6 +176,9 @@ class KafkaServer:
         #: ``broker id -> (host, port)`` of every broker listening.
         self.addresses: dict[int, tuple[str, int]] = {}
         self._scopes: dict[int, trio.CancelScope] = {}
+        self._stopped_ports: dict[int, int] = {}
+        self._listeners: dict[int, trio.SocketListener] = {}
+        self._nursery: trio.Nursery | None = None
         self._topic_names: dict[uuid.UUID, str] = {}
         self._producer_ids = itertools.count()
         self._connection_ids = itertools.count(1)
@@ -199,17 +203,39 @@ class KafkaServer:
                 spec.name, spec.partitions, min(spec.replication_factor, len(self.cluster.brokers))
             )
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             for index, broker_id in enumerate(sorted(self.cluster.brokers)):
-                port = 0 if self.port == 0 else self.port + index
-                listeners = await trio.open_tcp_listeners(port, host=self.host)
-                address = listeners[0].socket.getsockname()
-                self.addresses[broker_id] = (self.host, address[1])
-                scope = trio.CancelScope()
-                self._scopes[broker_id] = scope
-                nursery.start_soon(self._serve_broker, broker_id, listeners, scope)
-                _logger.info("broker %d listening on %s:%d", broker_id, self.host, address[1])
+                self._listen(broker_id, 0 if self.port == 0 else self.port + index)
             nursery.start_soon(self._reap)
             task_status.started(self)
+
+    def _listen(self, broker_id: int, port: int) -> None:
+        """Bind ``host:port`` for broker ``broker_id`` and start serving it.
+
+        Raises:
+            OSError: the address cannot be bound.
+        """
+        if self._nursery is None:
+            raise ClusterError("the server is not running")
+        family, kind, proto, _, address = socket.getaddrinfo(
+            self.host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            sock.listen()
+        except OSError:
+            sock.close()
+            raise
+        listener = trio.SocketListener(trio.socket.from_stdlib_socket(sock))
+        bound = sock.getsockname()[1]
+        self.addresses[broker_id] = (self.host, bound)
+        scope = trio.CancelScope()
+        self._scopes[broker_id] = scope
+        self._listeners[broker_id] = listener
+        self._nursery.start_soon(self._serve_broker, broker_id, [listener], scope)
+        _logger.info("broker %d listening on %s:%d", broker_id, self.host, bound)
 
     async def _serve_broker(
         self, broker_id: int, listeners: list[trio.SocketListener], scope: trio.CancelScope
@@ -236,11 +262,30 @@ class KafkaServer:
         if scope is None:
             raise ClusterError(f"broker {broker_id} is not running")
         scope.cancel()
-        self.addresses.pop(broker_id, None)
+        self._listeners.pop(broker_id).socket.close()  # now: a restart may rebind the port
+        self._stopped_ports[broker_id] = self.addresses.pop(broker_id)[1]
         self._tick()
         self.cluster.stop_broker(broker_id)
         self._wakeup.set()
         _logger.info("broker %d stopped", broker_id)
+
+    def restart_broker(self, broker_id: int) -> None:
+        """Start a stopped broker again on the port it had (``Cluster.restart_broker``: the
+        controller makes it a follower of its partitions again; leaderships stay where they
+        moved).
+
+        Raises:
+            ClusterError: the broker was not stopped through :meth:`stop_broker`.
+            OSError: its port is taken meanwhile.
+        """
+        port = self._stopped_ports.get(broker_id)
+        if port is None:
+            raise ClusterError(f"broker {broker_id} was not stopped")
+        self._listen(broker_id, port)
+        del self._stopped_ports[broker_id]
+        self._tick()
+        self.cluster.restart_broker(broker_id)
+        self._wakeup.set()
 
     def _now_ms(self) -> int:
         return self._start_ms + int((trio.current_time() - self._t0) * 1000)

@@ -258,3 +258,21 @@ async def test_a_failing_translation_closes_only_its_connection(
     assert await closed(broken)
     await bystander.send_all(frame(18, 0, 2))
     assert (await read_response(bystander, 18, 0))[0] == 2
+
+
+async def test_a_stopped_broker_restarts_on_its_port(server: KafkaServer) -> None:
+    address = server.addresses[1]
+    server.stop_broker(1)
+    with pytest.raises(OSError):
+        await trio.open_tcp_stream(*address)
+    metadata = load_request_schema(3, 5)(topics=None, allow_auto_topic_creation=False)
+    stream = await connect(server, 0)
+    await stream.send_all(frame(3, 5, 1, metadata))
+    _, response = await read_response(stream, 3, 5)
+    assert sorted(b.node_id for b in response.brokers) == [0, 2]
+    server.restart_broker(1)
+    assert server.addresses[1] == address
+    restarted = await trio.open_tcp_stream(*address)
+    await restarted.send_all(frame(3, 5, 2, metadata))
+    _, response = await read_response(restarted, 3, 5)
+    assert sorted(b.node_id for b in response.brokers) == [0, 1, 2]
