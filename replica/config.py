@@ -90,6 +90,27 @@ class BrokerConfig:
         validator=int_at_least(14),
         metadata=doc("log.segment.bytes: a segment rolls when the next batch would overfill it"),
     )
+    log_retention_ms: int = attrs.field(
+        default=604_800_000,
+        validator=int_at_least(-1),
+        metadata=doc(
+            "log.retention.ms: segments whose newest record is older than this are deleted "
+            "(-1: no time limit; Kafka's default is log.retention.hours=168)"
+        ),
+    )
+    log_retention_bytes: int = attrs.field(
+        default=-1,
+        validator=int_at_least(-1),
+        metadata=doc(
+            "log.retention.bytes: the oldest segments are deleted while a partition's log "
+            "stays at least this large without them (-1: no size limit)"
+        ),
+    )
+    log_retention_check_interval_ms: int = attrs.field(
+        default=300_000,
+        validator=int_at_least(1),
+        metadata=doc("log.retention.check.interval.ms: how often retention runs"),
+    )
     log_message_timestamp_type: str = attrs.field(
         default=CREATE_TIME,
         validator=one_of((CREATE_TIME, LOG_APPEND_TIME)),

@@ -86,6 +86,18 @@ class LeaderEpochCache:
             epochs.pop()
             starts.pop()
 
+    def truncate_from_start(self, start_offset: int) -> None:
+        """The log now starts at ``start_offset``: drop the entries wholly before it; the last
+        epoch starting before it is kept, moved to start there (Kafka's
+        ``truncateFromStart``)."""
+        epochs = self._epochs
+        starts = self._start_offsets
+        keep = bisect_right(starts, start_offset) - 1
+        if keep < 0:
+            return
+        del epochs[:keep], starts[:keep]
+        starts[0] = start_offset
+
     def clear(self) -> None:
         """Remove every entry (the log was emptied)."""
         self._epochs.clear()

@@ -17,6 +17,15 @@ the replica's :class:`~replica.leader_epoch_cache.LeaderEpochCache` (which leade
 which offsets), derived from the batches' ``partition_leader_epoch`` as they are appended and
 cut back with the log.
 
+Retention (Kafka's ``UnifiedLog.deleteOldSegments``): :meth:`Log.delete_old_segments` deletes
+whole segments from the front -- those whose largest timestamp is older than ``retention.ms``,
+those the log can lose while staying at or above ``retention.bytes``, and those wholly below
+the log start offset -- but only segments wholly below the high watermark, so nothing a
+consumer could still be owed goes. The log start offset moves to the first remaining offset;
+reads below it get OFFSET_OUT_OF_RANGE. Deleting the active segment rolls an empty one at the
+log end first. :meth:`Log.maybe_increment_log_start_offset` moves the start without deleting
+(a follower follows its leader's start; the next retention pass frees the segments).
+
 Timestamp lookups (:meth:`Log.find_offset_by_timestamp`, for ListOffsets) walk the segments'
 largest timestamps and binary-search a per-segment running maximum of batch timestamps, built
 lazily on the first lookup after appends, so appends pay nothing for it.
@@ -318,13 +327,62 @@ class Log:
     def _append(self, batch: RecordBatch) -> None:
         active = self._segments[-1]
         if active.size and active.size + batch.size_in_bytes > self.segment_bytes:
-            active = LogSegment(batch.base_offset)
-            self._segments.append(active)
-            self._segment_base_offsets.append(batch.base_offset)
+            self._roll(batch.base_offset)
+            active = self._segments[-1]
         active.append(batch)
         if batch.partition_leader_epoch >= 0:
             self._leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
         self._update_log_end_offset()
+
+    # -- retention --------------------------------------------------------------------------
+
+    def maybe_increment_log_start_offset(self, new_start_offset: int) -> bool:
+        """Move the log start offset forward to ``new_start_offset``, capped at the high
+        watermark (offsets below the start are no longer readable; their segments go at the
+        next :meth:`delete_old_segments`). Returns True if it moved."""
+        new_start_offset = min(new_start_offset, self._high_watermark.message_offset)
+        if new_start_offset <= self._log_start_offset:
+            return False
+        self._log_start_offset = new_start_offset
+        self._leader_epoch_cache.truncate_from_start(new_start_offset)
+        return True
+
+    def delete_old_segments(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
+        """Delete the segments retention no longer keeps (see the module docstring): older
+        than ``retention_ms`` by their largest timestamp at ``now_ms``, beyond
+        ``retention_bytes`` of log, or below the log start offset; -1 turns a limit off.
+        Returns the number of segments deleted."""
+        excess_bytes = self.size_in_bytes - retention_bytes if retention_bytes >= 0 else 0
+        high_watermark = self._high_watermark.message_offset
+        segments = self._segments
+        deleted = 0
+        for index, segment in enumerate(segments):
+            end = segments[index + 1].base_offset if index + 1 < len(segments) else None
+            if end is None:
+                end = segment.next_offset
+                if segment.size == 0:
+                    break
+            if end > high_watermark:
+                break
+            expired = retention_ms >= 0 and now_ms - segment.largest_timestamp() > retention_ms
+            oversized = excess_bytes >= segment.size > 0
+            if not (expired or oversized or end <= self._log_start_offset):
+                break
+            excess_bytes -= segment.size
+            deleted += 1
+        if deleted == 0:
+            return 0
+        if deleted == len(segments):
+            self._roll(self._log_end_offset)
+            self._update_log_end_offset()
+            self._high_watermark = self._log_end_offset_metadata
+        del segments[:deleted], self._segment_base_offsets[:deleted]
+        self.maybe_increment_log_start_offset(segments[0].base_offset)
+        return deleted
+
+    def _roll(self, base_offset: int) -> None:
+        self._segments.append(LogSegment(base_offset))
+        self._segment_base_offsets.append(base_offset)
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -347,6 +347,7 @@ class ReplicaFetcher:
             append(batch)
         log = partition.log
         log.update_high_watermark(data.high_watermark)
+        log.maybe_increment_log_start_offset(data.log_start_offset)
         state.fetch_offset = log.log_end_offset
 
     @staticmethod

@@ -27,9 +27,9 @@ Time: every method reads the injected ``clock()`` (integer milliseconds); timers
 when the owner calls :meth:`ReplicaManager.advance_clock`. A broker has three timers: the two
 purgatories' and its scheduler (:attr:`ReplicaManager.scheduler`), one
 :class:`~purgatory.TimingWheel` for its own periodic work: the ISR check while it leads a
-partition (:class:`~replica.isr_expiration.IsrExpiration`) and the end of its replica fetchers'
-back-offs. :meth:`ReplicaManager.next_deadline` is the earliest of the three, found without
-scanning partitions or fetchers. Callbacks run synchronously, inside
+partition and log retention (each a :class:`~replica.periodic_task.PeriodicTask`) and the end
+of its replica fetchers' back-offs. :meth:`ReplicaManager.next_deadline` is the earliest of the
+three, found without scanning partitions or fetchers. Callbacks run synchronously, inside
 the call that completed the operation (a request method, ``advance_clock`` or a state change);
 every response callback runs exactly once per request, except for requests still pending at
 :meth:`ReplicaManager.shutdown`, which are dropped unanswered like Kafka's.
@@ -60,8 +60,8 @@ from replica.delayed_fetch import DelayedFetch, FetchPartitionStatus
 from replica.delayed_produce import DelayedProduce, ProducePartitionStatus
 from replica.errors import Errors
 from replica.exceptions import ApiError
-from replica.isr_expiration import IsrExpiration
 from replica.partition import Partition
+from replica.periodic_task import PeriodicTask
 from replica.records import Record
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
 from replica.replica_fetcher_manager import ReplicaFetcherManager
@@ -136,8 +136,14 @@ class ReplicaManager:
         self._partitions_view = MappingProxyType(self._partitions)
         self._scheduler = TimingWheel(start=start)
         self._fetcher_manager = ReplicaFetcherManager(self)
-        self._isr_expiration = IsrExpiration(
+        self._isr_expiration = PeriodicTask(
             self._scheduler, max(1, config.replica_lag_time_max_ms // 2), self._maybe_shrink_isr
+        )
+        self._log_retention = PeriodicTask(
+            self._scheduler, config.log_retention_check_interval_ms, self._delete_old_segments
+        )
+        self._log_retention.activate(
+            config.log_retention_ms >= 0 or config.log_retention_bytes >= 0
         )
 
     # -- monitoring and accessors -----------------------------------------------------------
@@ -611,7 +617,7 @@ class ReplicaManager:
                 followers[tp] = state
         new_leaders = self._make_leaders(leaders, now)
         new_followers = self._make_followers(followers, now)
-        self._isr_expiration.lead(self._leads_a_partition())
+        self._isr_expiration.activate(self._leads_a_partition())
         for tp in (*leaders, *new_followers):
             self._complete_delayed_requests(tp)
         if on_leadership_change is not None:
@@ -661,7 +667,7 @@ class ReplicaManager:
             del self._partitions[topic_partition]
         else:
             partition.stop()
-        self._isr_expiration.lead(self._leads_a_partition())
+        self._isr_expiration.activate(self._leads_a_partition())
         self._complete_delayed_requests(topic_partition)
         return Errors.NONE
 
@@ -678,11 +684,15 @@ class ReplicaManager:
         The ISR check runs every ``replica.lag.time.max.ms / 2`` (Kafka's isr-expiration
         task): leaders drop followers that have not caught up for replica.lag.time.max.ms,
         and if that moves a high watermark the partition's delayed operations are checked.
+        Log retention runs every ``log.retention.check.interval.ms`` (Kafka's
+        kafka-log-retention task) on every hosted replica, leader or follower, while a
+        retention limit is set: see :meth:`replica.log.Log.delete_old_segments`.
 
         Raises:
             purgatory.ClockWentBackwardsError: ``now_ms`` is earlier than a previous call's.
         """
         self._isr_expiration.advance_parked(now_ms)
+        self._log_retention.advance_parked(now_ms)
         self._scheduler.advance(now_ms)
         return self._produce_purgatory.advance_clock(now_ms) + self._fetch_purgatory.advance_clock(
             now_ms
@@ -692,6 +702,13 @@ class ReplicaManager:
         for tp, partition in list(self._partitions.items()):
             if partition.is_leader and partition.maybe_shrink_isr(now_ms):
                 self._complete_delayed_requests(tp)
+
+    def _delete_old_segments(self, now_ms: int) -> None:
+        config = self.config
+        for partition in self._partitions.values():
+            partition.log.delete_old_segments(
+                now_ms, config.log_retention_ms, config.log_retention_bytes
+            )
 
     def next_deadline(self) -> int | None:
         """The earliest time this broker has work: a delayed operation's deadline, the next

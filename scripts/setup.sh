@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up on a fresh machine: a virtualenv in .venv with the project and every extra.
-# Re-running it only reinstalls when pyproject.toml or the editable mode changed.
+# Re-running it only reinstalls when pyproject.toml, requirements.lock or the editable mode changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -14,10 +14,10 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-stamp=.venv/.installed-$( { cat pyproject.toml; echo "editable_mode=$EDITABLE_MODE"; } | sha1sum | cut -c1-12)
+stamp=.venv/.installed-$( { cat pyproject.toml requirements.lock; echo "editable_mode=$EDITABLE_MODE"; } | sha1sum | cut -c1-12)
 if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[all]" --config-settings editable_mode="$EDITABLE_MODE"
+    .venv/bin/python -m pip install --quiet -e ".[all]" --constraint requirements.lock --config-settings editable_mode="$EDITABLE_MODE"
     rm -f .venv/.installed-*
     touch "$stamp"
 fi

@@ -1,4 +1,5 @@
-"""``python -m sim``: run scenarios, list them and their knobs, benchmark, sweep on Spark.
+"""``python -m sim``: run scenarios (once or over seeds), compare runs, list scenarios and knobs,
+benchmark, sweep on Spark.
 
 argparse (standard library) is enough for these subcommands and keeps the dependency list
 short. Exit codes: 0 success; 1 a sweep or benchmark could not run (said in one line);
@@ -16,7 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.output.directory import OutputDirError, prepare_output_dir
-from sim.scenario import ScenarioError, bundled_scenarios, load_scenario
+from sim.scenario import Scenario, ScenarioError, bundled_scenarios, load_scenario
+from sim.scenario.files import DEFAULT_SCENARIO
 
 __all__ = ["main"]
 
@@ -52,8 +54,40 @@ def _parser() -> argparse.ArgumentParser:
         help="write the run directory here (Parquet, JSON, PNG); created and checked before "
         "the run starts",
     )
+    run.add_argument(
+        "--seeds",
+        metavar="N|S1,S2,...",
+        help="independent replications, one after another: N seeds from the run seed up, or "
+        "a list; prints (and with --out writes) each statistic's mean and 95%% confidence "
+        "interval across seeds, with each seed's run directory in OUT/seed-S",
+    )
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    compare = commands.add_parser(
+        "compare",
+        help="B - A per statistic with 95%% confidence intervals",
+        description="Compare two run directories (sim run --out, with or without --seeds) or "
+        "two sweep output directories: per statistic, B - A with a 95% confidence interval, "
+        "paired by seed where both ran the same seeds (Welch otherwise).",
+    )
+    compare.add_argument("a", type=Path, metavar="A", help="the baseline")
+    compare.add_argument("b", type=Path, metavar="B", help="the variant")
+    compare.add_argument(
+        "--stat",
+        dest="stats",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only statistics matching GLOB, e.g. '*_p99_ms' (repeatable; default: all, and "
+        "the plot shows the p99 latencies, throughput and never_committed)",
+    )
+    compare.add_argument(
+        "--out",
+        type=Path,
+        help="write compare.csv, compare.md and compare.png here (default: "
+        "comparisons/<A name>-vs-<B name>)",
+    )
 
     commands.add_parser("scenarios", help="list the bundled scenarios")
     commands.add_parser("studies", help="list the bundled studies (for sim sweep)")
@@ -87,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "compare":
+            return _compare(args)
         if args.command == "scenarios":
             return _scenarios()
         if args.command == "studies":
@@ -106,17 +142,85 @@ def _run(args: argparse.Namespace) -> int:
     if args.duration is not None:
         overrides.append(f"simulation.duration={_with_unit(args.duration)}")
     scenario = load_scenario(args.scenario, overrides)
+    seeds = None if args.seeds is None else _seeds(args.seeds, scenario, args.seed)
     if args.out is not None:
         prepare_output_dir(Path(args.out))
+    if seeds is not None:
+        return _run_seeds(args, scenario, overrides, seeds)
     # Imported after the scenario is checked: pyarrow and matplotlib take a while to load.
     from sim.runner import run_scenario
 
     result = run_scenario(scenario, progress=not args.no_progress)
     if args.out is not None:
         result.write(args.out, plots=not args.no_plots)
+        _write_provenance(Path(args.out), args, scenario, overrides)
     print(result.format_table())
     if args.out is not None:
         print(f"run directory: {args.out}")
+    return EXIT_OK
+
+
+def _write_provenance(
+    out: Path,
+    args: argparse.Namespace,
+    scenario: Scenario,
+    overrides: Sequence[str],
+    extra: dict[str, object] | None = None,
+) -> None:
+    """``scenario.toml`` and ``provenance.json`` of a run directory (see sim.output.provenance)."""
+    from sim.output.provenance import write_provenance
+    from sim.scenario.writing import scenario_toml
+
+    write_provenance(
+        out, scenario_toml=scenario_toml(scenario), scenario=args.scenario or DEFAULT_SCENARIO,
+        overrides=overrides, seed=scenario.simulation.seed, extra=extra,
+    )  # fmt: skip
+
+
+def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
+    """The seeds ``--seeds`` names: ``N`` (the run seed and the N - 1 after it) or a list."""
+    if "," not in spec:
+        if not spec.strip().isdigit() or int(spec) < 1:
+            raise ScenarioError("--seeds", f"expected a number of seeds >= 1 or a list of seeds "
+                                f'such as "1,2,3", got "{spec}"')  # fmt: skip
+        first = scenario.simulation.seed
+        return list(range(first, first + int(spec)))
+    if seed_given is not None:
+        raise ScenarioError("--seeds", "a list of seeds and --seed together: give one of them")
+    items = [item.strip() for item in spec.split(",")]
+    if not all(item.isdigit() for item in items):
+        raise ScenarioError("--seeds", f'expected seeds (integers >= 0) such as "1,2,3", '
+                            f'got "{spec}"')  # fmt: skip
+    seeds = [int(item) for item in items]
+    if len(set(seeds)) != len(seeds):
+        raise ScenarioError("--seeds", f'a seed is listed twice in "{spec}" (replications '
+                            "must be independent)")  # fmt: skip
+    return seeds
+
+
+def _run_seeds(
+    args: argparse.Namespace, scenario: Scenario, overrides: Sequence[str], seeds: list[int]
+) -> int:
+    """``run --seeds``: the replications of :mod:`sim.replications`, written to ``--out``."""
+    from sim.output import RunResult
+    from sim.replications import replicate, seed_dir
+
+    out = None if args.out is None else Path(args.out)
+
+    def finished(seed: int, seeded: Scenario, result: RunResult) -> None:
+        print(f"seed {seed}: {result.summary['messages']['sent']} messages sent",
+              file=sys.stderr)  # fmt: skip
+        if out is not None:
+            directory = seed_dir(out, seed)
+            result.write(directory, plots=not args.no_plots)
+            _write_provenance(directory, args, seeded, [*overrides, f"simulation.seed={seed}"])
+
+    replications = replicate(scenario, seeds, progress=not args.no_progress, on_result=finished)
+    print(replications.format_table())
+    if out is not None:
+        replications.write(out)
+        _write_provenance(out, args, scenario, overrides, extra={"seeds": seeds})
+        print(f"replication directory: {out}")
     return EXIT_OK
 
 
@@ -133,6 +237,24 @@ def _with_unit(duration: str) -> str:
             f'"{duration.strip()}ms" (a bare number would be microseconds)',
         )
     return duration
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``compare A B``: one line on stderr and status 2 when the inputs do not fit."""
+    from sim.compare import PLOTTED, CompareError, compare, read_samples
+
+    try:
+        comparison = compare(read_samples(args.a), read_samples(args.b), args.stats)
+    except CompareError as error:
+        print(f"compare: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    out = prepare_output_dir(
+        args.out or Path("comparisons") / f"{args.a.resolve().name}-vs-{args.b.resolve().name}"
+    )
+    comparison.write(out, plotted=args.stats or PLOTTED)
+    print(comparison.format_table())
+    print(f"comparison: {out}")
+    return EXIT_OK
 
 
 def _scenarios() -> int:

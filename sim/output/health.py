@@ -9,17 +9,22 @@ Two kinds are found in the run's data (the world adds its own, about faults, thr
   causes that, e.g. a run too short for any commit.
 * **Fell behind** (:func:`fell_behind_warnings`): a consumer whose group lag (``group_lag``,
   summed over its partitions) or a producer whose backlog (``producer_backlog``) grew over
-  the run. The criterion compares the first and the last quarter of ``[warmup, duration]``:
-  the series *grew* when the mean of its samples in the last quarter exceeds
-  :data:`GROWTH_RATIO` times the mean in the first quarter plus :data:`GROWTH_FLOOR`
-  messages. Means over a quarter smooth the saw-tooth that periodic commits draw (when a
-  quarter spans at least one commit interval), the ratio makes it scale-free, and the floor
-  keeps a series near zero (a lag of 2, then 9) from counting. A system that keeps up has a
-  stationary backlog, so its quarters agree; one that does not adds to it at a constant rate,
-  so the last quarter is far above the first. A run shorter than a few commit intervals after
-  the warmup can be flagged for its saw-tooth alone; samples that are NaN (lag unknown) are
-  left out. A consumer whose lag grew without ever falling after the warmup made no commit:
-  its warning says so (it stopped, or commits less often than the run lasts) instead.
+  the run. The criterion compares the mean of the series over a first and a last *window* of
+  ``[warmup, duration]``: the series *grew* when the last window's mean exceeds
+  :data:`GROWTH_RATIO` times the first's plus :data:`GROWTH_FLOOR` messages. Periodic commits
+  draw a saw-tooth on a lag (it climbs between commits and drops at each), and a mean over a
+  window that is not a whole number of teeth depends on where the window cuts them: a healthy
+  20 s run with 5 s commits would look as if it fell behind. So the windows are whole teeth:
+  each starts and ends at a drop of the series (a commit), the first from the first drop
+  after the warmup to the first drop a quarter of the run later (at least one tooth), the last
+  from the last drop a quarter before the final drop to the final drop. A series with fewer
+  than three drops after the warmup has no two whole teeth; its windows are the first and the
+  last quarter. The ratio makes the rule scale-free, and the floor keeps a series near zero (a
+  lag of 2, then 9) from counting. A system that keeps up has a stationary backlog, so its
+  windows agree; one that does not adds to it at a constant rate, so the last window is far
+  above the first. Samples that are NaN (lag unknown) are left out. A consumer whose lag grew
+  without ever falling after the warmup made no commit: its warning says so (it stopped, or
+  commits less often than the run lasts) instead.
 """
 
 from __future__ import annotations
@@ -95,15 +100,27 @@ def _reason(name: str, unfinished: Mapping[str, int]) -> str:
     return "no message sent after the warmup has both of its events"
 
 
-def _quarter_means(
+def _window_means(
     times_us: np.ndarray[Any, Any], values: np.ndarray[Any, Any], warmup_us: int, duration_us: int
 ) -> tuple[float, float] | None:
-    """Means of ``values`` sampled in the first and in the last quarter of
-    ``[warmup_us, duration_us]`` (NaN samples left out); None if a quarter has no sample."""
+    """Means of ``values`` over the first and the last window of ``[warmup_us, duration_us]``
+    (whole teeth, else quarters: see the module docstring; NaN samples left out); None if a
+    window has no sample."""
     quarter = (duration_us - warmup_us) / 4
-    known = ~np.isnan(values)
-    first = values[known & (times_us >= warmup_us) & (times_us < warmup_us + quarter)]
-    last = values[known & (times_us >= duration_us - quarter) & (times_us <= duration_us)]
+    keep = ~np.isnan(values) & (times_us >= warmup_us) & (times_us <= duration_us)
+    times, kept = times_us[keep], values[keep]
+    drops = np.flatnonzero(np.diff(kept) < 0) + 1
+    if drops.size >= 3:
+        drop_times = times[drops]
+        first_end = max(1, int(np.searchsorted(drop_times, drop_times[0] + quarter)))
+        first_end = min(first_end, drops.size - 1)
+        last_start = int(np.searchsorted(drop_times, drop_times[-1] - quarter, "right")) - 1
+        last_start = max(min(last_start, drops.size - 2), first_end - 1)
+        first = kept[drops[0] : drops[first_end]]
+        last = kept[drops[last_start] : drops[-1]]
+    else:
+        first = kept[times < warmup_us + quarter]
+        last = kept[times >= duration_us - quarter]
     if first.size == 0 or last.size == 0:
         return None
     return float(first.mean()), float(last.mean())
@@ -141,13 +158,13 @@ def fell_behind_warnings(samples: pa.Table, warmup_us: int, duration_us: int) ->
         (PRODUCER_BACKLOG, "producer", "backlog (messages not yet acknowledged)"),
     ):
         for client, (times, values) in sorted(_sums_by_client(samples, metric).items()):
-            means = _quarter_means(times, values, warmup_us, duration_us)
+            means = _window_means(times, values, warmup_us, duration_us)
             if means is None or not _grew(means):
                 continue
             first, last = (math.floor(m + 0.5) for m in means)
             growth = (
-                f"its {what} averaged {first} messages in the first quarter after the warmup "
-                f"and {last} in the last (> {GROWTH_RATIO:g} x first + {GROWTH_FLOOR:g})"
+                f"its {what} averaged {first} messages early after the warmup and {last} at "
+                f"the end (> {GROWTH_RATIO:g} x first + {GROWTH_FLOOR:g})"
             )
             if metric == GROUP_LAG and not _ever_fell(times, values, warmup_us):
                 warnings.append(

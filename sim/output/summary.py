@@ -28,6 +28,7 @@ __all__ = [
     "format_summary",
     "latency_stats",
     "summarize",
+    "text_table",
 ]
 
 PERCENTILES: tuple[tuple[str, int, int], ...] = (
@@ -173,6 +174,21 @@ def _unfinished_line(unfinished: dict[str, int]) -> str:
     return f"of the {sent} sent after the warmup, by the end: " + ", ".join(parts)
 
 
+def text_table(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Lines of a plain-text table: ``rows[0]`` is the head, underlined; the first column is
+    left-aligned, the others right-aligned; columns two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for i, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """The summary as a plain-text table for the terminal (latencies in ms)."""
     heads = ["", "count", "mean", *(p[0] for p in PERCENTILES), "max"]
@@ -188,15 +204,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     for label, stats in rows:
         values = [stats["mean_ms"], *(stats[f"{p[0]}_ms"] for p in PERCENTILES), stats["max_ms"]]
         table.append([label, str(stats["count"]), *(_cell(v) for v in values)])
-    widths = [max(len(row[i]) for row in table) for i in range(len(heads))]
-    lines = []
-    for i, row in enumerate(table):
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines = text_table(table)
     counts = summary["messages"]
     lines.append("")
     lines.append("messages: " + ", ".join(f"{key} {value}" for key, value in counts.items()))

@@ -47,12 +47,14 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from sim.output.provenance import SCENARIO_NAME, environment
+from sim.scenario.writing import scenario_toml
 from sim.sweep.errors import RunnerError, SweepError
 from sim.sweep.grid import Point, expand_points, expand_tasks
 from sim.sweep.manifest import MANIFEST_NAME, FailedRun, Manifest, TableInfo
 from sim.sweep.progress import run_with_progress
 from sim.sweep.runner import RunPoint, check_tables
-from sim.sweep.simulate import scenario_table
+from sim.sweep.simulate import point_scenario, scenario_table
 from sim.sweep.study import Study
 from sim.sweep.tables import (
     knob_type,
@@ -223,8 +225,10 @@ def run_sweep(
         master=str(sc.master),
         spark_version=spark.version,
         wall_s=time.perf_counter() - started,
+        environment=environment(),
     )
-    shutil.copyfile(study.scenario_path, out_dir / "scenario.toml")
+    resolved = point_scenario(table, study.fixed, study.duration_s)
+    (out_dir / SCENARIO_NAME).write_text(scenario_toml(resolved), encoding="utf-8")
     manifest.write(out_dir)
     return SweepOutput(
         out_dir=out_dir, manifest=manifest, simulation_s=sum(r.wall_s for r in results)

@@ -1,5 +1,11 @@
 """``OUT/sweep.json``: what a sweep ran, where it put the records, and which runs failed.
 
+Beside it, ``OUT/scenario.toml`` is the study's scenario fully resolved, with the study's
+``[set]`` values and duration applied (:mod:`sim.scenario.writing`): a run of the sweep is
+that file plus its point's knobs (``points``) and its seed. The manifest's ``environment``
+records the installation that ran the sweep (:func:`sim.output.provenance.environment`:
+project version and git revision, Python, the libraries the output bytes depend on).
+
 The sweep job writes it last, so its presence means the sweep ended and the records of every
 run it lists as finished are complete; the analysis and the report read only this file and
 the records, so they can run again on an old output directory without the study file.
@@ -70,6 +76,7 @@ class Manifest:
     master: str
     spark_version: str
     wall_s: float
+    environment: Mapping[str, Any] = attrs.field(factory=dict)
 
     @classmethod
     def for_study(
@@ -84,9 +91,11 @@ class Manifest:
         master: str,
         spark_version: str,
         wall_s: float,
+        environment: Mapping[str, Any],
     ) -> Manifest:
         """The manifest of a sweep of ``study`` that produced ``tables``; ``failed`` lists the
-        runs that did not finish, ``time_limit_s`` the wall-time limit of each run."""
+        runs that did not finish, ``time_limit_s`` the wall-time limit of each run,
+        ``environment`` the installation (:func:`sim.output.provenance.environment`)."""
         return cls(
             study=study.name,
             description=study.description,
@@ -105,6 +114,7 @@ class Manifest:
             master=master,
             spark_version=spark_version,
             wall_s=round(wall_s, 3),
+            environment=dict(environment),
         )
 
     def knob(self, name: str) -> KnobInfo:
@@ -153,6 +163,7 @@ class Manifest:
                 master=document["master"],
                 spark_version=document["spark_version"],
                 wall_s=document["wall_s"],
+                environment=document.get("environment", {}),  # absent before issue 15
             )
         except FileNotFoundError:
             raise SweepError(f"{out_dir}: no {MANIFEST_NAME}; is this a finished sweep?") from None

@@ -98,7 +98,8 @@ def test_run_writes_the_run_directory_and_prints_the_summary(
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["run"]["seed"], summary["run"]["duration_us"]) == (9, 1_000_000)
     assert sorted(p.name for p in out.iterdir()) == [
-        "messages.parquet", "requests.parquet", "summary.json", "timeseries.parquet"
+        "messages.parquet", "provenance.json", "requests.parquet", "scenario.toml",
+        "summary.json", "timeseries.parquet",
     ]  # fmt: skip
 
 

@@ -117,17 +117,17 @@ def _samples(rows: list[tuple[int, str, str, float]]) -> pa.Table:
     return pa.Table.from_arrays([pa.array(c) for c in columns], schema=TIMESERIES_SCHEMA)
 
 
-def test_fell_behind_compares_the_first_and_last_quarter_after_the_warmup() -> None:
+def test_fell_behind_compares_whole_teeth_of_the_commit_saw_tooth() -> None:
     times = list(range(0, 10_000_001, 100_000))  # 10 s, warmup 2 s: quarters of 2 s
     # A commit every second draws a saw-tooth from 0 to 1,000 on each of two partitions:
-    # the quarters' means agree, so a consumer that keeps up is not flagged.
+    # the windows' means agree, so a consumer that keeps up is not flagged.
     tooth = [float(t % 1_000_000 // 1000) for t in times]
     steady = [(t, f"burrow:events-{p}", "group_lag", v) for p in (0, 1)
               for t, v in zip(times, tooth, strict=True)]  # fmt: skip
     assert fell_behind_warnings(_samples(steady), 2_000_000, 10_000_000) == []
 
     # Falling 100 messages per second further behind on one partition is not enough to tell
-    # (1,195 in the first quarter, 1,757 in the last); 400 per second is.
+    # (1,295 in the first window, 1,795 in the last); 400 per second is.
     def falling(per_second: int) -> pa.Table:
         return _samples([
             (t, s, m, v + (t * per_second / 1e6 if s.endswith("-1") else 0.0))
@@ -138,11 +138,16 @@ def test_fell_behind_compares_the_first_and_last_quarter_after_the_warmup() -> N
     [warning] = fell_behind_warnings(falling(400), 2_000_000, 10_000_000)
     assert warning == (
         "consumer burrow fell behind: its group lag (log end offset - committed offset, all "
-        "partitions) averaged 2080 messages in the first quarter after the warmup and 4457 in "
-        "the last (> 1.5 x first + 100): it is not keeping up, and its latencies only cover the "
-        "messages that got through"
+        "partitions) averaged 2480 messages early after the warmup and 4480 at the end (> 1.5 x "
+        "first + 100): it is not keeping up, and its latencies only cover the messages that got "
+        "through"
     )
     growing = falling(400).to_pylist()
+    # Quarters that cut the teeth would flag a healthy run: 20 s, warmup 5 s, a commit every
+    # 5 s (quarters of 3.75 s average 18,500 and 30,184); whole teeth agree.
+    long_times = range(0, 20_000_001, 100_000)
+    healthy = [(t, "burrow:events-0", "group_lag", float(t % 5_000_000 // 100)) for t in long_times]
+    assert fell_behind_warnings(_samples(healthy), 5_000_000, 20_000_000) == []
     # A lag that cannot be known (NaN) is left out; a backlog near zero is not flagged.
     unknown = [
         (r["time_us"], r["source"], r["metric"], float("nan") if r["time_us"] > 9e6 else r["value"])

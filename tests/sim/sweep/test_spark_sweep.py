@@ -26,6 +26,10 @@ pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')
 from pyspark.sql import SparkSession
 
 from sim.core.statistics import mean_confidence_interval
+from sim.output.provenance import environment
+from sim.replications import STATISTICS, run_statistics
+from sim.runner import run_scenario
+from sim.scenario import load_scenario
 from sim.sweep import session as session_module
 from sim.sweep import simulate
 from sim.sweep.analysis import QUANTILES, analyse, metrics
@@ -200,6 +204,23 @@ def test_per_seed_statistics_match_numpy_on_the_records(finished_sweep: Finished
     assert {row["never_committed"] > 0 for row in rows} == {True}  # the last commit interval
 
 
+def test_a_run_s_own_statistics_are_the_sweep_s_per_seed_statistics(
+    finished_sweep: FinishedSweep,
+) -> None:
+    # sim run --seeds and sim compare reduce a run to the sweep's per-seed statistics.
+    assert list(STATISTICS) == metrics()
+    study = load_study(TINY_STUDY)
+    table = scenario_table(study.scenario_path)
+    rows = pq.read_table(finished_sweep.out_dir / "per_seed.parquet").to_pylist()
+    by_run = {(row["point_id"], row["seed"]): row for row in rows}
+    for task in expand_tasks(study):
+        scenario = simulate.point_scenario(table, dict(task.overrides), study.duration_s)
+        result = run_scenario(scenario, task.seed, build=fake_world.fake_world)
+        ours = run_statistics(result.messages, result.summary)
+        row = by_run[(task.point_id, task.seed)]
+        assert ours == pytest.approx({name: row[name] for name in STATISTICS}, rel=1e-12)
+
+
 def test_summary_is_the_mean_and_t_interval_over_seeds(finished_sweep: FinishedSweep) -> None:
     out = finished_sweep.out_dir
     per_seed = pq.read_table(out / "per_seed.parquet").to_pylist()
@@ -231,6 +252,18 @@ def test_the_analysis_reruns_on_an_old_output_and_needs_a_manifest(
     attrs.evolve(manifest, tables=tables).write(tmp_path)
     with pytest.raises(SweepError, match="needs column 'run_warmup_us' of table 'run_summary'"):
         analyse(spark, tmp_path)
+
+
+def test_the_sweep_records_its_resolved_scenario_and_installation(
+    finished_sweep: FinishedSweep,
+) -> None:
+    study = load_study(TINY_STUDY)
+    resolved = load_scenario(finished_sweep.out_dir / "scenario.toml")
+    table = scenario_table(study.scenario_path)
+    assert resolved == simulate.point_scenario(table, study.fixed, study.duration_s)
+    assert resolved.producers[0].rate == 1000.0 and resolved.simulation.duration == 1_000_000
+    manifest = Manifest.read(finished_sweep.out_dir)
+    assert manifest.environment == environment()
 
 
 def test_progress_bar_follows_the_spark_job(
