@@ -97,10 +97,13 @@ class _Connection:
     """What a translation serving one request sees of the broker its connection is to (a
     :class:`~kafka_server.translations.BrokerContext`); ``pending`` gets the answer."""
 
-    def __init__(self, server: KafkaServer, broker_id: int, name: str, pending: _Pending) -> None:
+    def __init__(
+        self, server: KafkaServer, broker_id: int, name: str, version: int, pending: _Pending
+    ) -> None:
         self.server = server
         self.broker_id = broker_id
         self.name = name
+        self.version = version
         self.pending = pending
 
     def send(self, body: RequestBody, on_response: Callable[[ResponseBody], None]) -> None:
@@ -113,7 +116,9 @@ class _Connection:
                 _logger.exception("%s: building the response to %r failed", self.name, body)
                 self.pending(Silence.CLOSE_CONNECTION)
 
-        self.server.cluster.send(self.broker_id, body, guarded, source=self.name)
+        self.server.cluster.send(
+            self.broker_id, body, guarded, source=self.name, api_version=self.version
+        )
 
     def advertised(self, broker_id: int) -> tuple[str, int] | None:
         return self.server.advertised(broker_id)
@@ -357,7 +362,7 @@ class KafkaServer:
             return None
         _logger.debug("%s: %s v%d", name, decoded.translation.name, decoded.version)
         pending = _Pending()
-        connection = _Connection(self, broker_id, name, pending)
+        connection = _Connection(self, broker_id, name, decoded.version, pending)
         try:
             self._tick()
             decoded.translation.serve(decoded.payload, decoded.version, connection, pending)

@@ -46,6 +46,13 @@ from apis import (
     FetchResponse,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
     MetadataRequest,
@@ -60,6 +67,8 @@ from apis import (
     ProduceResponse,
     RequestBody,
     ResponseBody,
+    SyncGroupRequest,
+    SyncGroupResponse,
 )
 from kafka_server.records import (
     RecordsError,
@@ -106,7 +115,8 @@ class BrokerContext(Protocol):
         """The id of the broker the connection is to."""
 
     def send(self, body: RequestBody, on_response: Callable[[ResponseBody], None]) -> None:
-        """Hand ``body`` to this broker's KafkaApis; ``on_response`` gets its one answer."""
+        """Hand ``body`` to this broker's KafkaApis (in a request header carrying the
+        client's API version); ``on_response`` gets its one answer."""
 
     def advertised(self, broker_id: int) -> tuple[str, int] | None:
         """The host and port clients reach broker ``broker_id`` at (None: not served)."""
@@ -650,6 +660,132 @@ def _serve_offset_fetch(request: Any, version: int, ctx: BrokerContext, reply: R
     ctx.send(OffsetFetchRequest(request.group_id, partitions), answer)
 
 
+# -- JoinGroup (11), SyncGroup (14), Heartbeat (12), LeaveGroup (13) ------------------------
+
+
+def _static_member(request: Any) -> bool:
+    """Static membership (``group.instance.id``, KIP-345) is not modelled: such a request is
+    answered with UNSUPPORTED_VERSION (see docs/server.md)."""
+    return getattr(request, "group_instance_id", None) is not None
+
+
+def _serve_join_group(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
+    cls = _response_class(request, version)
+    member_cls = nested(cls, "members")
+    name_default = None if _nullable(cls, "protocol_name") else ""
+
+    def answer(response: JoinGroupResponse, error: ErrorCode | None = None) -> None:
+        reply(
+            build(
+                cls,
+                throttle_time=_timedelta(0),
+                error_code=_code(response.error) if error is None else error,
+                generation_id=response.generation_id,
+                protocol_type=response.protocol_type,
+                protocol_name=response.protocol_name or name_default,
+                leader=response.leader,
+                member_id=response.member_id,
+                members=tuple(
+                    build(member_cls, member_id=m.member_id, group_instance_id=None,
+                          metadata=m.metadata)
+                    for m in response.members
+                ),
+            )
+        )  # fmt: skip
+
+    if _static_member(request):
+        refused = JoinGroupResponse(Errors.NONE, member_id=request.member_id)
+        answer(refused, ErrorCode.unsupported_version)
+        return
+    rebalance = getattr(request, "rebalance_timeout", None)
+    body = JoinGroupRequest(
+        group_id=request.group_id,
+        session_timeout_ms=_ms(request.session_timeout),
+        protocols=[JoinGroupRequestProtocol(p.name, p.metadata) for p in request.protocols],
+        member_id=request.member_id,
+        protocol_type=request.protocol_type,
+        rebalance_timeout_ms=-1 if rebalance is None else _ms(rebalance),
+    )
+    ctx.send(body, lambda response: answer(_checked(response, JoinGroupResponse)))
+
+
+def _serve_sync_group(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
+    cls = _response_class(request, version)
+
+    def answer(error: Errors | ErrorCode, response: SyncGroupResponse | None = None) -> None:
+        reply(
+            build(cls, throttle_time=_timedelta(0), error_code=ErrorCode(int(error)),
+                  protocol_type=response.protocol_type if response else None,
+                  protocol_name=response.protocol_name if response else None,
+                  assignment=response.assignment if response else b"")
+        )  # fmt: skip
+
+    if _static_member(request):
+        answer(ErrorCode.unsupported_version)
+        return
+    body = SyncGroupRequest(
+        group_id=request.group_id,
+        generation_id=request.generation_id,
+        member_id=request.member_id,
+        assignments={a.member_id: a.assignment for a in request.assignments},
+        protocol_type=getattr(request, "protocol_type", None),
+        protocol_name=getattr(request, "protocol_name", None),
+    )
+
+    def on_response(response: ResponseBody) -> None:
+        synced = _checked(response, SyncGroupResponse)
+        answer(synced.error, synced)
+
+    ctx.send(body, on_response)
+
+
+def _serve_heartbeat(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
+    cls = _response_class(request, version)
+
+    def answer(error: Errors | ErrorCode) -> None:
+        reply(build(cls, throttle_time=_timedelta(0), error_code=ErrorCode(int(error))))
+
+    if _static_member(request):
+        answer(ErrorCode.unsupported_version)
+        return
+    body = HeartbeatRequest(request.group_id, request.generation_id, request.member_id)
+    ctx.send(body, lambda response: answer(_checked(response, HeartbeatResponse).error))
+
+
+def _serve_leave_group(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
+    cls = _response_class(request, version)
+    batched = "members" in _field_types(cls)
+    if batched:
+        if any(m.group_instance_id is not None for m in request.members):
+            reply(build(cls, throttle_time=_timedelta(0),
+                        error_code=ErrorCode.unsupported_version, members=()))  # fmt: skip
+            return
+        member_ids = [m.member_id for m in request.members]
+    else:
+        member_ids = [request.member_id]
+
+    def answer(response: ResponseBody) -> None:
+        left = _checked(response, LeaveGroupResponse)
+        error = left.error
+        if not batched and error is Errors.NONE and left.members:
+            error = left.members[0].error  # one member: its error is the response's
+        member_cls = nested(cls, "members") if batched else None
+        reply(
+            build(
+                cls,
+                throttle_time=_timedelta(0),
+                error_code=_code(error),
+                members=tuple(
+                    build(member_cls, member_id=m.member_id, group_instance_id=None,
+                          error_code=_code(m.error))
+                    for m in left.members
+                ) if member_cls else (),
+            )
+        )  # fmt: skip
+
+    ctx.send(LeaveGroupRequest(request.group_id, member_ids), answer)
+
+
 # -- InitProducerId (22) ----------------------------------------------------------------------
 
 _MAX_PRODUCER_EPOCH = 32767
@@ -686,6 +822,10 @@ TRANSLATIONS: Mapping[int, Translation] = {
         Translation(8, "OffsetCommit", 2, 8, _serve_offset_commit),
         Translation(9, "OffsetFetch", 1, 7, _serve_offset_fetch),
         Translation(10, "FindCoordinator", 0, 3, _serve_find_coordinator),
+        Translation(11, "JoinGroup", 0, 7, _serve_join_group),
+        Translation(12, "Heartbeat", 0, 4, _serve_heartbeat),
+        Translation(13, "LeaveGroup", 0, 4, _serve_leave_group),
+        Translation(14, "SyncGroup", 0, 5, _serve_sync_group),
         Translation(18, "ApiVersions", 0, 4, _serve_api_versions),
         Translation(22, "InitProducerId", 0, 4, _serve_init_producer_id),
     )

@@ -2,8 +2,8 @@
 
 Each test starts a cluster on loopback ephemeral ports (the ``kafka_server`` fixture of
 :mod:`kafka_server.pytest_plugin`, or a :class:`ServerThread`) and stops it at the end.
-Group membership (JoinGroup/SyncGroup) is not served yet, so consumers here read with manual
-assignment and commit offsets under a group id (a "simple" consumer group).
+Consumers read with manual assignment and commit under a group id, or subscribe and join a
+consumer group (JoinGroup, SyncGroup, Heartbeat, LeaveGroup through the group coordinator).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -265,3 +267,99 @@ def test_kafka_python_failover_and_coordinator_move() -> None:
             values += [r.value for rs in after.poll(timeout_ms=200).values() for r in rs]
         after.close()
         assert values == [b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(10)]
+
+
+# -- consumer groups (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) -------------------------------
+
+
+def _poll_until(consumers: list[Any], done: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "the group did not settle"
+        for consumer in consumers:
+            consumer.poll(timeout_ms=100)
+
+
+def test_kafka_python_group_rebalances_on_join_and_leave() -> None:
+    with ServerThread(brokers=3, topics=[TopicSpec("grouped", 4, 3)]) as server:
+        bootstrap = server.bootstrap_servers
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        for i in range(20):
+            producer.send("grouped", b"%d" % i, partition=i % 4)
+        producer.flush()
+        producer.close()
+        options = {"bootstrap_servers": bootstrap, "group_id": "members",
+                   "auto_offset_reset": "earliest", "enable_auto_commit": False}  # fmt: skip
+        first = KafkaConsumer("grouped", **options)
+        values: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(values) < 20 and time.monotonic() < deadline:
+            values += [r.value for rs in first.poll(timeout_ms=200).values() for r in rs]
+        assert sorted(values) == sorted(b"%d" % i for i in range(20))
+        assert {tp.partition for tp in first.assignment()} == {0, 1, 2, 3}
+        first.commit()
+
+        second = KafkaConsumer("grouped", **options)
+        _poll_until(
+            [first, second],
+            lambda: len(first.assignment()) == 2 and len(second.assignment()) == 2,
+        )
+        both = {tp.partition for tp in first.assignment() | second.assignment()}
+        assert both == {0, 1, 2, 3}
+        # the second member starts from the first one's commits: nothing is read again
+        assert all(second.position(tp) == 5 for tp in second.assignment())
+
+        second.close()  # LeaveGroup: its partitions move back to the first member
+        _poll_until([first], lambda: len(first.assignment()) == 4)
+        first.close()
+
+
+def test_aiokafka_group_consume_and_commit(kafka_bootstrap: str) -> None:
+    topic = _topic()
+
+    async def main() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
+        await producer.start()
+        try:
+            for i in range(5):
+                await producer.send_and_wait(topic, b"g%d" % i)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(
+            topic, bootstrap_servers=kafka_bootstrap, group_id="aio-group",
+            enable_auto_commit=False, auto_offset_reset="earliest",
+        )  # fmt: skip
+        await consumer.start()
+        try:
+            values: list[bytes] = []
+            while len(values) < 5:
+                batch = await asyncio.wait_for(consumer.getmany(timeout_ms=500), 30)
+                values += [r.value for rs in batch.values() for r in rs]
+            assert values == [b"g%d" % i for i in range(5)]
+            await consumer.commit()
+            assert await consumer.committed(AioTopicPartition(topic, 0)) == 5
+        finally:
+            await consumer.stop()
+
+    asyncio.run(main())
+
+
+def test_confluent_kafka_group_consume_and_commit(kafka_bootstrap: str) -> None:
+    topic = _topic()
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "acks": "all"})
+    assert sorted(_delivered(producer, [(topic, b"s%d" % i) for i in range(5)])) == list(range(5))
+    consumer = Consumer(
+        {"bootstrap.servers": kafka_bootstrap, "group.id": "rd-group",
+         "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+    )  # fmt: skip
+    consumer.subscribe([topic])
+    values = []
+    deadline = time.monotonic() + 30
+    while len(values) < 5 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    assert values == [b"s%d" % i for i in range(5)]
+    consumer.commit(asynchronous=False)
+    assert consumer.committed([CkTopicPartition(topic, 0)], timeout=10)[0].offset == 5
+    consumer.close()
