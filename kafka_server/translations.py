@@ -20,9 +20,8 @@ connection so the client notices).
 Responses are built version-generically: :func:`build` passes a class only the fields it
 declares (so the code that fills Fetch v4 also fills v13, whose topics carry ids instead of
 names), and :func:`nested` finds the class of a nested entity of the same version. A new API
-(the group coordinator's JoinGroup, SyncGroup, Heartbeat, LeaveGroup) is one more row in
-:data:`TRANSLATIONS` once its :mod:`apis` request/response types exist; ApiVersions advertises
-whatever the table holds.
+is one more row in :data:`TRANSLATIONS` once its :mod:`apis` request/response types exist;
+ApiVersions advertises whatever the table holds.
 """
 
 from __future__ import annotations
