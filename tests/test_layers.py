@@ -3,6 +3,7 @@
 The project's packages stack up as ``docs/architecture.md`` draws them::
 
     sim            the simulator (inside it: core < clients < scenario | output < world < ...)
+    kafka_server   beside sim: the wire-protocol server real Kafka clients connect to
     cluster        the in-process broker cluster
     apis           KafkaApis, request and response types
     coordinator    OffsetManager (the group coordinator)
@@ -32,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("coordinator",),
     ("apis",),
     ("cluster",),
-    ("sim",),
+    ("kafka_server", "sim"),
 )
 """The project's top-level packages, bottom first; one tuple per floor."""
 
