@@ -82,8 +82,8 @@ ProcessFunc = Callable[[MessageInfo, int], tuple[int, bool]]
 how long the attempt takes (us, >= 0) and whether it succeeds."""
 
 _US_PER_MS = 1000
-_T = TypeVar("_T")
 _MAX_BACKOFF_US = 60_000_000
+_T = TypeVar("_T")
 
 
 class _Job:
@@ -175,7 +175,9 @@ class BurrowConsumer:
         self._pending_tick = False
         self._final_commit = False
         self._halt_reason = ""
-        self._since_commit = 0  # the batch path: jobs in the channel at the last reset
+        # messages submitted since the last commit; the batch path: the jobs that had got into
+        # the channel at the last commit
+        self._since_commit = 0
         # life cycle
         self._epoch = 0  # bumped when stopping: callbacks of an older epoch are stale
         self.started = False
