@@ -8,7 +8,7 @@ learn leaders and coordinators from a :class:`MetadataView`, draw randomness onl
 """
 
 from sim.clients.burrow import BurrowConfig, BurrowConsumer
-from sim.clients.consumer import Consumer, ConsumerRecord
+from sim.clients.consumer import Consumer, ConsumerRecords
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.errors import ClientConfigError, ClientError, ClientStateError
 from sim.clients.events import (
@@ -46,7 +46,7 @@ __all__ = [
     "Consumer",
     "ConsumerConfig",
     "ConsumerHalted",
-    "ConsumerRecord",
+    "ConsumerRecords",
     "InMemoryRecorder",
     "MessageAcked",
     "MessageCommittable",

@@ -15,8 +15,9 @@ Java's consumer does). Two kinds of application:
   ``processing_time`` (``MessageProcessed`` after each), then polls again; with
   ``manual_commit`` it commits the consumed positions after each batch (``"sync"``: blocking,
   ``"async"``: not);
-* ``on_records``: a callback receives each poll's records at once and does its own processing
-  (the Burrow consumer's poll loop); the consumer polls again immediately.
+* ``on_records``: a callback receives each poll's records at once, as columns
+  (:class:`~sim.clients.consumer_fetcher.ConsumerRecords`), and does its own processing (the
+  Burrow consumer's poll loop); the consumer polls again immediately.
 
 Commits (positions are "next offset to read"):
 
@@ -71,7 +72,7 @@ from replica.types import TopicPartition
 from sim.clients.consumer_app import BuiltInApplication
 from sim.clients.consumer_commits import AutoCommit, CommitCallback, Committer
 from sim.clients.consumer_config import ConsumerConfig
-from sim.clients.consumer_fetcher import ConsumerRecord, Fetcher
+from sim.clients.consumer_fetcher import ConsumerRecords, Fetcher
 from sim.clients.consumer_offset_lookup import OffsetLookup
 from sim.clients.consumer_poll import Poller
 from sim.clients.consumer_positions import Positions
@@ -83,7 +84,7 @@ from sim.clients.ledger import CommitLedger
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.core.engine import Scheduler
 
-__all__ = ["CommitCallback", "Consumer", "ConsumerRecord"]
+__all__ = ["CommitCallback", "Consumer", "ConsumerRecords"]
 
 _US_PER_MS = 1000
 
@@ -101,7 +102,7 @@ class Consumer:
         rng: random.Random,
         recorder: ClientRecorder,
         client_id: str = "consumer",
-        on_records: Callable[[list[ConsumerRecord]], None] | None = None,
+        on_records: Callable[[ConsumerRecords], None] | None = None,
     ) -> None:
         self.config = config = config if config is not None else ConsumerConfig()
         self.client_id = client_id
@@ -124,7 +125,7 @@ class Consumer:
             in_poll=lambda: self._poller.app_in_poll,
             commit=lambda: self.commit_async(None, trigger="auto"),
         )
-        hand_over: Callable[[list[ConsumerRecord]], None]
+        hand_over: Callable[[ConsumerRecords], None]
         app_busy: Callable[[], bool]
         if on_records is None:
             app = BuiltInApplication(

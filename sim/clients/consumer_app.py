@@ -24,13 +24,16 @@ from collections import deque
 from collections.abc import Callable
 
 from replica.errors import Errors
+from replica.types import TopicPartition
 from sim.clients.consumer_commits import CommitCallback
 from sim.clients.consumer_config import ConsumerConfig
-from sim.clients.consumer_fetcher import ConsumerRecord
+from sim.clients.consumer_fetcher import ConsumerRecords
 from sim.clients.events import ClientRecorder, MessageProcessed, ProcessingOutcome
 from sim.core.engine import Scheduler
 
 __all__ = ["BuiltInApplication"]
+
+_Record = tuple[TopicPartition, int, int]
 
 
 class BuiltInApplication:
@@ -75,7 +78,8 @@ class BuiltInApplication:
         self._commit_if_due = commit_if_due
         self._commit_async = commit_async
         self._commit_sync = commit_sync
-        self._queue: deque[ConsumerRecord] = deque()  # polled, not yet processed
+        # polled, not yet processed: (partition, offset, message id)
+        self._queue: deque[_Record] = deque()
         self._busy = False
 
     @property
@@ -83,10 +87,10 @@ class BuiltInApplication:
         """True while the application is away from ``poll()``: processing or committing."""
         return self._busy
 
-    def take(self, records: list[ConsumerRecord]) -> None:
+    def take(self, records: ConsumerRecords) -> None:
         """``poll()`` returned ``records``: process them, then poll again."""
         self._busy = True
-        self._queue.extend(records)
+        self._queue.extend(zip(records.tps, records.offsets, records.message_ids, strict=True))
         self._process_next()
 
     def _process_next(self) -> None:
@@ -101,18 +105,18 @@ class BuiltInApplication:
         if not self._stopped():
             self._poll_again()
 
-    def _processed_later(self, record: ConsumerRecord, started: int) -> Callable[[], None]:
+    def _processed_later(self, record: _Record, started: int) -> Callable[[], None]:
         return lambda: self._processed(record, started)
 
-    def _processed(self, record: ConsumerRecord, started: int, *, resume: bool = True) -> None:
+    def _processed(self, record: _Record, started: int, *, resume: bool = True) -> None:
         if self._stopped():
             return
         self._queue.popleft()
-        tp = record.tp
+        tp, offset, message_id = record
         self._recorder.record(
             MessageProcessed(
-                self._scheduler.now, self._client_id, record.message_id, tp.topic, tp.partition,
-                record.offset, started, started, 0, ProcessingOutcome.OK,
+                self._scheduler.now, self._client_id, message_id, tp.topic, tp.partition,
+                offset, started, started, 0, ProcessingOutcome.OK,
             )
         )  # fmt: skip
         if resume:

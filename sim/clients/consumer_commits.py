@@ -11,7 +11,8 @@
   metadata refresh for coordinator errors, else after a back-off; without one
   (``commit_async``) the first error is final;
 * the outcome is reported once, in this order: on success the committed positions move and
-  every delivered message the commit covers gets ``MessageCommitted``; then
+  every delivered message the commit covers gets ``MessageCommitted`` (one
+  ``MessagesCommitted`` per partition); then
   ``CommitCompleted`` (with the ``trigger``); then ``on_done(error)``.
 
 Once the consumer has stopped no attempt is made, so a commit still outstanding never reports.
@@ -38,7 +39,7 @@ from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.consumer_positions import Positions
 from sim.clients.consumer_requests import COORDINATOR_ERRORS, ConsumerRequests
 from sim.clients.errors import ClientStateError
-from sim.clients.events import ClientRecorder, CommitCompleted, MessageCommitted
+from sim.clients.events import ClientRecorder, CommitCompleted, MessagesCommitted
 from sim.clients.ledger import CommitLedger
 from sim.clients.network import MetadataView
 from sim.core.engine import Repeating, Scheduler, every
@@ -163,11 +164,10 @@ class Committer:
         now = self._scheduler.now
         for tp, position in positions.items():
             self._positions.commit_succeeded(tp, position)
-            for offset, message_id in self._ledger.committed(tp, position):
+            offsets, message_ids = self._ledger.committed(tp, position)
+            if offsets:
                 self._recorder.record(
-                    MessageCommitted(
-                        now, self._client_id, message_id, tp.topic, tp.partition, offset
-                    )
+                    MessagesCommitted(now, self._client_id, tp, offsets, message_ids)
                 )
 
 

@@ -8,8 +8,9 @@ blocked by a commit): the next round then starts when the held records are polle
 partition whose leader is unknown triggers a metadata refresh, after which the loop runs again.
 
 When a fetch is answered (:meth:`Fetcher._fetched`), records of every partition whose fetch
-position still equals the fetch's offset become :class:`ConsumerRecord` s (records before that
-offset, in a batch that starts earlier, are skipped) and go to ``deliver`` in one list; the
+position still equals the fetch's offset (records before that offset, in a batch that starts
+earlier, are skipped) go to ``deliver`` as one
+:class:`ConsumerRecords`, columns with one entry per record (no object per record); the
 partition's fetch position moves past them. Then, per error:
 
 * OFFSET_OUT_OF_RANGE: the partition goes to ``reset`` (``auto_offset_reset``);
@@ -39,7 +40,7 @@ from sim.clients.network import MetadataView
 from sim.clients.records import message_id_of
 from sim.core.engine import Scheduler
 
-__all__ = ["ConsumerRecord", "Fetcher"]
+__all__ = ["ConsumerRecords", "Fetcher"]
 
 _US_PER_MS = 1000
 _METADATA_ERRORS = frozenset(
@@ -57,14 +58,24 @@ _METADATA_ERRORS = frozenset(
 counts: the broker may be gone and its partitions led elsewhere."""
 
 
-@attrs.frozen
-class ConsumerRecord:
-    """A record as the application receives it. ``message_id`` is -1 for foreign records."""
+@attrs.define
+class ConsumerRecords:
+    """Records as the application receives them (Kafka's ``ConsumerRecords``), as columns:
+    record ``i`` is offset ``offsets[i]`` of ``tps[i]`` and carries message ``message_ids[i]``
+    (-1 for a foreign record). A partition's records are adjacent and in offset order."""
 
-    tp: TopicPartition
-    offset: int
-    message_id: int
-    record: Record
+    tps: list[TopicPartition] = attrs.field(factory=list)
+    offsets: list[int] = attrs.field(factory=list)
+    message_ids: list[int] = attrs.field(factory=list)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def extend(self, other: ConsumerRecords) -> None:
+        """Append ``other``'s records after these."""
+        self.tps += other.tps
+        self.offsets += other.offsets
+        self.message_ids += other.message_ids
 
 
 class Fetcher:
@@ -93,7 +104,7 @@ class Fetcher:
         positions: Positions,
         *,
         wants_records: Callable[[], bool],
-        deliver: Callable[[list[ConsumerRecord]], None],
+        deliver: Callable[[ConsumerRecords], None],
         reset: Callable[[list[TopicPartition]], None],
     ) -> None:
         self._scheduler = scheduler
@@ -157,7 +168,7 @@ class Fetcher:
         if response is None:
             self._requests.later(self.maybe_fetch)
             return
-        records: list[ConsumerRecord] = []
+        records = ConsumerRecords()
         refresh = response.error in _METADATA_ERRORS
         backoff = response.error != Errors.NONE
         reset: list[TopicPartition] = []
@@ -191,18 +202,25 @@ class Fetcher:
 
 
 def _unpack(
-    tp: TopicPartition, offset: int, batches: Sequence[RecordBatch], into: list[ConsumerRecord]
+    tp: TopicPartition, offset: int, batches: Sequence[RecordBatch], into: ConsumerRecords
 ) -> int:
     """Append the records of ``batches`` at or after ``offset`` to ``into``, in offset order;
     return the offset after the last one (``offset`` itself if there is none)."""
     for batch in batches:
-        for index, record in enumerate(batch.records):
-            record_offset = batch.base_offset + index
-            if record_offset < offset:
-                continue
-            message_id = message_id_of(record)
-            into.append(
-                ConsumerRecord(tp, record_offset, -1 if message_id is None else message_id, record)
-            )
-            offset = record_offset + 1
+        records = batch.records
+        skip = max(0, offset - batch.base_offset)
+        count = len(records) - skip
+        if count <= 0:
+            continue
+        first = batch.base_offset + skip
+        into.tps += [tp] * count
+        into.offsets += range(first, first + count)
+        into.message_ids += _message_ids(records[skip:] if skip else records)
+        offset = first + count
     return offset
+
+
+def _message_ids(records: Sequence[Record]) -> list[int]:
+    """The message id each record carries (-1 if it has none)."""
+    ids = [message_id_of(record) for record in records]
+    return [-1 if m is None else m for m in ids]

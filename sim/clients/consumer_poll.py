@@ -1,10 +1,11 @@
 """The hand-over from fetcher to application: held records and the application's ``poll()``.
 
 Fetched records are *held* until the application polls (Java's poll loop): :meth:`Poller.poll`
-hands over every held record at once, moves the consumed positions past them, reports a
-``MessageDelivered`` for each and, with a group, enters them in the commit ledger (which
-reports them committed later). While records are held the fetcher sends nothing, so one round
-of fetches is pipelined with the application's processing, as Java's consumer does.
+hands over every held record at once (columns: :class:`ConsumerRecords`), moves the consumed
+positions past them, reports them in one ``MessagesDelivered`` and, with a group, enters them
+in the commit ledger (which reports them committed later). While records are held the fetcher
+sends nothing, so one round of fetches is pipelined with the application's processing, as
+Java's consumer does.
 
 When records arrive, or a block is lifted, the poll happens at once if the application is
 waiting in ``poll()``: it is not busy (``app_busy``) and no blocking sync commit is
@@ -24,9 +25,9 @@ from collections.abc import Callable
 from replica.errors import Errors
 from sim.clients.consumer_commits import CommitCallback
 from sim.clients.consumer_config import ConsumerConfig
-from sim.clients.consumer_fetcher import ConsumerRecord
+from sim.clients.consumer_fetcher import ConsumerRecords
 from sim.clients.consumer_positions import Positions
-from sim.clients.events import ClientRecorder, MessageDelivered
+from sim.clients.events import ClientRecorder, MessagesDelivered
 from sim.clients.ledger import CommitLedger
 from sim.core.engine import Scheduler
 
@@ -63,7 +64,7 @@ class Poller:
         *,
         stopped: Callable[[], bool],
         app_busy: Callable[[], bool],
-        hand_over: Callable[[list[ConsumerRecord]], None],
+        hand_over: Callable[[ConsumerRecords], None],
         fetch_more: Callable[[], None],
     ) -> None:
         self._scheduler = scheduler
@@ -76,7 +77,7 @@ class Poller:
         self._app_busy = app_busy
         self._hand_over = hand_over
         self._fetch_more = fetch_more
-        self._held: list[ConsumerRecord] = []
+        self._held = ConsumerRecords()
         self._blocks = 0  # blocking sync commits outstanding
 
     @property
@@ -89,28 +90,29 @@ class Poller:
         """True while the application waits in ``poll()``: not busy, not blocked."""
         return not self._app_busy() and not self._blocks
 
-    def deliver(self, records: list[ConsumerRecord]) -> None:
+    def deliver(self, records: ConsumerRecords) -> None:
         """A fetch returned ``records``: hold them, and poll if the application waits."""
-        self._held.extend(records)
+        if self._held:
+            self._held.extend(records)
+        else:
+            self._held = records
         if self.app_in_poll:
             self.poll()
 
     def poll(self) -> None:
         """The application's ``poll()``: hand over every held record, then fetch more. Records
         held when the consumer has stopped are dropped."""
-        records, self._held = self._held, []
+        records, self._held = self._held, ConsumerRecords()
         if records and not self._stopped():
-            now = self._scheduler.now
-            track = self._config.group_id is not None
-            for r in records:
-                self._positions.polled(r.tp, r.offset)
-                if track:
-                    self._ledger.delivered(r.tp, r.offset, r.message_id)
-                self._recorder.record(
-                    MessageDelivered(
-                        now, self._client_id, r.message_id, r.tp.topic, r.tp.partition, r.offset
-                    )
-                )
+            tps, offsets, message_ids = records.tps, records.offsets, records.message_ids
+            # A partition's records are in offset order: the last one per partition wins.
+            for tp, offset in dict(zip(tps, offsets, strict=True)).items():
+                self._positions.polled(tp, offset)
+            if self._config.group_id is not None:
+                self._ledger.delivered(tps, offsets, message_ids)
+            self._recorder.record(
+                MessagesDelivered(self._scheduler.now, self._client_id, tps, offsets, message_ids)
+            )
             self._hand_over(records)
         self._fetch_more()
 

@@ -6,19 +6,27 @@ per produced message and carried through the broker in a record header, see
 processed and committed more than once (at-least-once); counting events per ``message_id``
 finds the duplicates.
 
+Where a client handles many messages at once it reports them as one *batch event* with
+columns (:class:`MessagesDelivered`, :class:`MessagesProcessed`, :class:`MessagesCommittable`,
+:class:`MessagesCommitted`): the same facts as the per-message events its
+:meth:`~MessagesDelivered.expand` returns, without an object per message.
+
 Clients call :meth:`ClientRecorder.record` synchronously from inside simulator callbacks; a
 recorder must not call back into the client. :class:`InMemoryRecorder` keeps every event in a
-list (tests, small runs); the simulator's metrics recorder can implement the same Protocol.
+list, batch events expanded into per-message ones (tests, small runs); the simulator's metrics
+recorder can implement the same Protocol.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 import attrs
 
 from replica.errors import Errors
+from replica.types import TopicPartition
 
 __all__ = [
     "ClientEvent",
@@ -32,6 +40,10 @@ __all__ = [
     "MessageDelivered",
     "MessageProcessed",
     "MessageSent",
+    "MessagesCommittable",
+    "MessagesCommitted",
+    "MessagesDelivered",
+    "MessagesProcessed",
     "ProcessingOutcome",
 ]
 
@@ -139,6 +151,94 @@ class MessageCommitted:
     offset: int
 
 
+@attrs.frozen(eq=False)
+class MessagesDelivered:
+    """A poll handed records to the application at ``time_us``: a
+    :class:`MessageDelivered` per column entry (``message_ids[i]`` at ``offsets[i]`` of
+    ``tps[i]``)."""
+
+    time_us: int
+    client_id: str
+    tps: Sequence[TopicPartition]
+    offsets: Sequence[int]
+    message_ids: Sequence[int]
+
+    def expand(self) -> list[MessageDelivered]:
+        """The per-message events, in column order."""
+        t, client = self.time_us, self.client_id
+        return [
+            MessageDelivered(t, client, m, tp.topic, tp.partition, o)
+            for tp, o, m in zip(self.tps, self.offsets, self.message_ids, strict=True)
+        ]
+
+
+@attrs.frozen(eq=False)
+class MessagesProcessed:
+    """First processing attempts that succeeded: a :class:`MessageProcessed` (attempt 0,
+    outcome OK) per column entry, finished at ``times_us[i]``."""
+
+    client_id: str
+    tps: Sequence[TopicPartition]
+    offsets: Sequence[int]
+    message_ids: Sequence[int]
+    submitted_us: Sequence[int]
+    started_us: Sequence[int]
+    times_us: Sequence[int]
+
+    def expand(self) -> list[MessageProcessed]:
+        """The per-message events, in column order."""
+        client, ok = self.client_id, ProcessingOutcome.OK
+        columns = (self.times_us, self.message_ids, self.tps, self.offsets)
+        return [
+            MessageProcessed(t, client, m, tp.topic, tp.partition, o, s, b, 0, ok)
+            for (t, m, tp, o), s, b in zip(
+                zip(*columns, strict=True), self.submitted_us, self.started_us, strict=True
+            )
+        ]
+
+
+@attrs.frozen(eq=False)
+class MessagesCommittable:
+    """Messages that joined the contiguous processed prefix: a :class:`MessageCommittable`
+    per column entry, at ``times_us[i]``."""
+
+    client_id: str
+    tps: Sequence[TopicPartition]
+    offsets: Sequence[int]
+    message_ids: Sequence[int]
+    times_us: Sequence[int]
+
+    def expand(self) -> list[MessageCommittable]:
+        """The per-message events, in column order."""
+        client = self.client_id
+        return [
+            MessageCommittable(t, client, m, tp.topic, tp.partition, o)
+            for t, tp, o, m in zip(
+                self.times_us, self.tps, self.offsets, self.message_ids, strict=True
+            )
+        ]
+
+
+@attrs.frozen(eq=False)
+class MessagesCommitted:
+    """A successful commit covered these messages of ``tp``: a :class:`MessageCommitted`
+    per column entry."""
+
+    time_us: int
+    client_id: str
+    tp: TopicPartition
+    offsets: Sequence[int]
+    message_ids: Sequence[int]
+
+    def expand(self) -> list[MessageCommitted]:
+        """The per-message events, in column order."""
+        t, client, tp = self.time_us, self.client_id, self.tp
+        return [
+            MessageCommitted(t, client, m, tp.topic, tp.partition, o)
+            for o, m in zip(self.offsets, self.message_ids, strict=True)
+        ]
+
+
 @attrs.frozen
 class CommitCompleted:
     """An OffsetCommit finished (after any retries). ``offsets`` are the committed positions
@@ -173,9 +273,15 @@ ClientEvent = (
     | MessageProcessed
     | MessageCommittable
     | MessageCommitted
+    | MessagesDelivered
+    | MessagesProcessed
+    | MessagesCommittable
+    | MessagesCommitted
     | CommitCompleted
     | ConsumerHalted
 )
+
+_BATCHES = (MessagesDelivered, MessagesProcessed, MessagesCommittable, MessagesCommitted)
 
 _E = TypeVar("_E", bound=ClientEvent)
 
@@ -188,13 +294,17 @@ class ClientRecorder(Protocol):
 
 @attrs.define
 class InMemoryRecorder:
-    """Keeps every event in :attr:`events`, in arrival order."""
+    """Keeps every event in :attr:`events`, in arrival order; a batch event is kept as the
+    per-message events it stands for."""
 
     events: list[ClientEvent] = attrs.field(factory=list)
 
     def record(self, event: ClientEvent) -> None:
-        """Append ``event`` to :attr:`events`."""
-        self.events.append(event)
+        """Append ``event`` (or its per-message events) to :attr:`events`."""
+        if isinstance(event, _BATCHES):
+            self.events += event.expand()
+        else:
+            self.events.append(event)
 
     def of_type(self, kind: type[_E]) -> list[_E]:
         """The recorded events of class ``kind``, in order."""

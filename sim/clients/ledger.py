@@ -1,13 +1,14 @@
 """Which delivered messages a commit covers: the per-partition ledger behind MessageCommitted.
 
 A commit of position ``P`` for a partition covers every offset below ``P``. The ledger keeps,
-per partition, the ``(offset, message_id)`` of delivered messages no successful commit has
-covered yet, in offset order, and hands them out when one does.
+per partition, the offsets and message ids of delivered messages no successful commit has
+covered yet, as two columns in offset order, and hands them out when one does.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from bisect import bisect_left
+from collections.abc import Sequence
 
 from replica.types import TopicPartition
 
@@ -20,20 +21,29 @@ class CommitLedger:
     __slots__ = ("_pending",)
 
     def __init__(self) -> None:
-        self._pending: dict[TopicPartition, deque[tuple[int, int]]] = {}
+        self._pending: dict[TopicPartition, tuple[list[int], list[int]]] = {}
 
-    def delivered(self, tp: TopicPartition, offset: int, message_id: int) -> None:
-        """Remember a delivered message (offsets of one partition arrive in increasing order)."""
-        queue = self._pending.get(tp)
-        if queue is None:
-            queue = self._pending[tp] = deque()
-        queue.append((offset, message_id))
+    def delivered(
+        self, tps: Sequence[TopicPartition], offsets: Sequence[int], message_ids: Sequence[int]
+    ) -> None:
+        """Remember delivered messages, given as columns (offsets of one partition arrive in
+        increasing order)."""
+        pending = self._pending
+        for tp, offset, message_id in zip(tps, offsets, message_ids, strict=True):
+            columns = pending.get(tp)
+            if columns is None:
+                columns = pending[tp] = ([], [])
+            columns[0].append(offset)
+            columns[1].append(message_id)
 
-    def committed(self, tp: TopicPartition, position: int) -> list[tuple[int, int]]:
-        """A commit of ``position`` succeeded: return and forget the ``(offset, message_id)``
-        pairs it covers (offset < position), in offset order."""
-        queue = self._pending.get(tp)
-        covered: list[tuple[int, int]] = []
-        while queue and queue[0][0] < position:
-            covered.append(queue.popleft())
+    def committed(self, tp: TopicPartition, position: int) -> tuple[list[int], list[int]]:
+        """A commit of ``position`` succeeded: return and forget the offsets and message ids
+        it covers (offset < position), in offset order."""
+        columns = self._pending.get(tp)
+        if columns is None:
+            return [], []
+        offsets, message_ids = columns
+        count = bisect_left(offsets, position)
+        covered = offsets[:count], message_ids[:count]
+        del offsets[:count], message_ids[:count]
         return covered

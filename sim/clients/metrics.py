@@ -2,15 +2,16 @@
 
 :class:`MetricsAdapter` is a :class:`~sim.clients.events.ClientRecorder` that translates each
 event into the recorder's per-message calls; :class:`MessageMetrics` is the structural type
-it needs, so this module does not import ``sim.output`` (nor pyarrow). Processing attempts
-that failed are not forwarded (``message_processed`` means "finished processing").
-``CommitCompleted`` and ``MessageCommittable`` have no counterpart there and are dropped;
+it needs, so this module does not import ``sim.output`` (nor pyarrow). Batch events go to the
+recorder's column methods in one call each. Processing attempts that failed are not forwarded
+(``message_processed`` means "finished processing"). ``CommitCompleted``,
+``MessageCommittable`` and ``MessagesCommittable`` have no counterpart there and are dropped;
 ``ConsumerHalted`` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from sim.clients.events import (
@@ -19,7 +20,10 @@ from sim.clients.events import (
     MessageCommitted,
     MessageDelivered,
     MessageProcessed,
+    MessagesCommitted,
+    MessagesDelivered,
     MessageSent,
+    MessagesProcessed,
     ProcessingOutcome,
 )
 
@@ -41,6 +45,12 @@ class MessageMetrics(Protocol):
 
     def message_committed(self, message_id: int, t: int) -> None: ...
 
+    def messages_delivered(self, message_ids: Sequence[int], t: int) -> None: ...
+
+    def messages_processed(self, message_ids: Sequence[int], times: Sequence[int]) -> None: ...
+
+    def messages_committed(self, message_ids: Sequence[int], t: int) -> None: ...
+
 
 class MetricsAdapter:
     """A ClientRecorder forwarding message events to a :class:`MessageMetrics` (one dict
@@ -56,6 +66,9 @@ class MetricsAdapter:
             MessageDelivered: self._delivered,
             MessageProcessed: self._processed,
             MessageCommitted: self._committed,
+            MessagesDelivered: self._batch_delivered,
+            MessagesProcessed: self._batch_processed,
+            MessagesCommitted: self._batch_committed,
         }
 
     def record(self, event: ClientEvent) -> None:
@@ -80,3 +93,12 @@ class MetricsAdapter:
 
     def _committed(self, event: MessageCommitted) -> None:
         self._metrics.message_committed(event.message_id, event.time_us)
+
+    def _batch_delivered(self, event: MessagesDelivered) -> None:
+        self._metrics.messages_delivered(event.message_ids, event.time_us)
+
+    def _batch_processed(self, event: MessagesProcessed) -> None:
+        self._metrics.messages_processed(event.message_ids, event.times_us)
+
+    def _batch_committed(self, event: MessagesCommitted) -> None:
+        self._metrics.messages_committed(event.message_ids, event.time_us)

@@ -12,7 +12,8 @@ message a duplicate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import repeat
 
 import pyarrow as pa
 
@@ -122,6 +123,18 @@ class MetricsRecorder:
     def message_committed(self, message_id: int, t: int) -> None:
         """An offset commit covering the message succeeded (its response arrived at ``t``)."""
         self._committed.append((message_id, t))
+
+    def messages_delivered(self, message_ids: Sequence[int], t: int) -> None:
+        """:meth:`message_delivered` for each of ``message_ids``, all at ``t``."""
+        self._delivered += zip(message_ids, repeat(t))
+
+    def messages_processed(self, message_ids: Sequence[int], times: Sequence[int]) -> None:
+        """:meth:`message_processed` for each of ``message_ids``, at ``times`` (a column)."""
+        self._processed += zip(message_ids, times, strict=True)
+
+    def messages_committed(self, message_ids: Sequence[int], t: int) -> None:
+        """:meth:`message_committed` for each of ``message_ids``, all at ``t``."""
+        self._committed += zip(message_ids, repeat(t))
 
     # -- requests and samples ----------------------------------------------------------------
 

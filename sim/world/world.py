@@ -17,7 +17,9 @@ and wires the real broker code into the simulator's time:
   run's recorder; probes of the brokers (:mod:`~sim.world.probes`: purgatory sizes, replica
   lag) and of the clients (:mod:`~sim.world.client_probes`: consumer-group lag, producer
   backlog, the Burrow pool's queue, error counts); the faults, with a warning to the
-  recorder for each fault that would change nothing (:func:`~sim.world.faults.fault_warnings`).
+  recorder for each fault that would change nothing (:func:`~sim.world.faults.fault_warnings`);
+* at the end of the run (``simulation.duration``), the Burrow pools report the work they
+  finished and nobody observed yet (:meth:`~sim.clients.burrow.BurrowConsumer.flush`).
 
 Nothing of the broker's behaviour is re-implemented here: the world only carries messages and
 time.
@@ -28,7 +30,7 @@ from __future__ import annotations
 from apis.config import KafkaConfig
 from cluster import BrokerNode, Cluster, broker_node_name
 from replica.types import GROUP_METADATA_TOPIC_NAME
-from sim.clients import MetricsAdapter
+from sim.clients import BurrowConsumer, MetricsAdapter
 from sim.core.engine import Simulator
 from sim.core.network import Network
 from sim.output import MetricsRecorder
@@ -82,6 +84,7 @@ class World:
         )
         register_client_probes(recorder, self.cluster, scenario, self.producers, self.consumers)
         schedule_faults(self, scenario.faults)
+        sim.call_at(scenario.simulation.duration, self._flush_pools)
         for warning in fault_warnings(
             scenario.faults, scenario.simulation.duration, network=self.network,
             follows=self._follows,
@@ -107,6 +110,12 @@ class World:
             cluster.create_topic(name, partitions, replication_factor)
         for broker_id in cluster.brokers:
             cluster.resume_fetchers(broker_id)
+
+    def _flush_pools(self) -> None:
+        """The run ends: every Burrow pool reports what it finished by now."""
+        for slot in self.consumers.values():
+            if isinstance(slot.instance, BurrowConsumer):
+                slot.instance.flush()
 
     def _follows(self, broker_id: int) -> bool:
         """Whether broker ``broker_id`` hosts a follower replica of some partition."""

@@ -27,6 +27,19 @@ Modelled on Burrow's Go source (``Pool``, ``WorkerPool``, ``SequenceTracker``,
   :class:`~sim.clients.burrow.config.BurrowConfig`). A failed commit changes nothing; the next
   tick tries again.
 
+**Batch schedule.** When an attempt cannot fail and results take no handling time
+(``failure_probability`` 0, ``result_handling_time_us`` 0, no scripted ``process``), global
+tracking and Burrow's ``after_timer`` batch trigger, nothing above needs an event per job: each
+batch of records the poll loop gets is scheduled at once by a
+:class:`~sim.clients.burrow.schedule.BatchSchedule` (the same FIFO c-worker times, the same
+draws in the same order), and the results are *materialised* (reported processed and
+committable, with their own times) whenever something observes the pool: a commit (its plan,
+Burrow's recomputed range), close and crash, the probes, and one wake-up at the time the last
+scheduled job joins the processed prefix. Backpressure keeps its times: a batch that does not
+fit in the job channel blocks the poll loop (consumer paused) until the time its last job gets
+in, computed with the rest. Otherwise, or with ``batch_schedule=False``, every job is simulated
+as events, as described above.
+
 Stopping: ``close()`` and the error threshold stop polling and processing (work in progress is
 abandoned), make a final commit of the committable prefix, then close the consumer, which
 reports ``ConsumerHalted`` with the reason (``"closed"`` or ``"error threshold"``).
@@ -39,20 +52,24 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from replica.errors import Errors
 from replica.types import TopicPartition
 from sim.clients.burrow.config import BurrowConfig
 from sim.clients.burrow.gap import MessageInfo, commit_positions
+from sim.clients.burrow.schedule import BatchSchedule
 from sim.clients.burrow.tracker import CommitPlan, GapTracker, Ticket
-from sim.clients.consumer import Consumer, ConsumerRecord
+from sim.clients.consumer import Consumer, ConsumerRecords
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.errors import ClientConfigError, ClientStateError
 from sim.clients.events import (
     ClientRecorder,
     MessageCommittable,
     MessageProcessed,
+    MessagesCommittable,
+    MessagesProcessed,
     ProcessingOutcome,
 )
 from sim.clients.network import ClientNetwork, MetadataView
@@ -66,6 +83,7 @@ how long the attempt takes (us, >= 0) and whether it succeeds."""
 
 _US_PER_MS = 1000
 _MAX_BACKOFF_US = 60_000_000
+_T = TypeVar("_T")
 
 
 class _Job:
@@ -94,6 +112,8 @@ class BurrowConsumer:
     ``consumer_config`` must name a ``group_id`` and disable auto-commit (Burrow requires
     ``enable.auto.commit=false``); raises ClientConfigError otherwise. ``process`` replaces the
     configured ``processing_time`` / ``failure_probability`` draw (a scripted workload).
+    ``batch_schedule=False`` simulates every job as events even where the batch schedule
+    would give the same times (see the module doc).
     """
 
     def __init__(
@@ -109,6 +129,7 @@ class BurrowConsumer:
         recorder: ClientRecorder,
         client_id: str = "burrow",
         process: ProcessFunc | None = None,
+        batch_schedule: bool = True,
     ) -> None:
         if consumer_config.group_id is None:
             raise ClientConfigError("the Burrow consumer needs consumer_config.group_id")
@@ -129,8 +150,14 @@ class BurrowConsumer:
         )  # fmt: skip
         self._consumer.assign(partitions)
         self._tracker = GapTracker(per_partition=config.tracking == "per_partition")
+        self._schedule: BatchSchedule | None = None
+        if batch_schedule and process is None and _schedulable(config):
+            self._schedule = BatchSchedule(config.num_workers, config.job_queue_size)
+        self._pending = ConsumerRecords()  # batch path: records that came while blocked
+        self._wake_pending = False
+        self._reported_early: set[int] = set()  # jobs reported processed beyond the prefix
         # poll loop
-        self._poll_buffer: deque[ConsumerRecord] = deque()
+        self._poll_buffer: deque[tuple[TopicPartition, int, int]] = deque()
         self._poll_blocked = False
         # job queue and workers
         self._jobs: deque[_Job] = deque()
@@ -148,7 +175,9 @@ class BurrowConsumer:
         self._pending_tick = False
         self._final_commit = False
         self._halt_reason = ""
-        self.messages_since_commit = 0
+        # messages submitted since the last commit; the batch path: the jobs that had got into
+        # the channel at the last commit
+        self._since_commit = 0
         # life cycle
         self._epoch = 0  # bumped when stopping: callbacks of an older epoch are stale
         self.started = False
@@ -167,13 +196,28 @@ class BurrowConsumer:
         return self._consumer
 
     @property
-    def tracker(self) -> GapTracker:
-        return self._tracker
+    def in_flight(self) -> int:
+        """Messages the poll loop has sequenced that are neither processed nor failed."""
+        if self._schedule is None:
+            return self._tracker.in_flight
+        reached, _, _, finished = self._schedule.counts(self._scheduler.now)
+        return reached - finished
 
     @property
     def queued_jobs(self) -> int:
         """Jobs in the job queue (not counting blocked senders)."""
-        return len(self._jobs)
+        if self._schedule is None:
+            return len(self._jobs)
+        _, entered, started, _ = self._schedule.counts(self._scheduler.now)
+        return entered - started
+
+    @property
+    def messages_since_commit(self) -> int:
+        """Messages submitted to the job channel since the last successful commit (Burrow's
+        counter for its batch trigger)."""
+        if self._schedule is None:
+            return self._since_commit
+        return self._schedule.counts(self._scheduler.now)[1] - self._since_commit
 
     @property
     def poll_blocked(self) -> bool:
@@ -182,7 +226,11 @@ class BurrowConsumer:
 
     @property
     def busy_workers(self) -> int:
-        return self.config.num_workers - self._idle_workers
+        """Workers holding a job (processing it, or waiting to hand its result over)."""
+        if self._schedule is None:
+            return self.config.num_workers - self._idle_workers
+        _, _, started, finished = self._schedule.counts(self._scheduler.now)
+        return started - finished
 
     def start(self) -> None:
         """Start the consumer (it resumes from the group's committed positions), the workers
@@ -199,6 +247,11 @@ class BurrowConsumer:
         """Stop polling and processing, make a final commit, close the consumer."""
         self._halt("closed")
 
+    def flush(self) -> None:
+        """Report every job finished by now (at the end of a run: the batch path reports
+        lazily, when something observes the pool; see the module doc)."""
+        self._report_until_now(inclusive=True)
+
     def crash(self) -> None:
         """Stop at once: no final commit; in-flight work and pending commits are lost."""
         if self.stopped:
@@ -210,19 +263,27 @@ class BurrowConsumer:
 
     # -- poll loop ------------------------------------------------------------------------------
 
-    def _on_records(self, records: list[ConsumerRecord]) -> None:
-        self._poll_buffer.extend(records)
-        self._poll()
+    def _on_records(self, records: ConsumerRecords) -> None:
+        if self._schedule is None:
+            self._poll_buffer.extend(
+                zip(records.tps, records.offsets, records.message_ids, strict=True)
+            )
+            self._poll()
+        elif self.halted:
+            return
+        elif self._poll_blocked:
+            self._pending.extend(records)
+        else:
+            self._submit_batch(self._schedule, records)
 
     def _poll(self) -> None:
         buffer = self._poll_buffer
         now = self._scheduler.now
         while buffer and not self._poll_blocked and not self.halted:
-            record = buffer.popleft()
-            info = MessageInfo(record.tp, record.offset, record.message_id)
+            info = MessageInfo(*buffer.popleft())
             job = _Job(self._tracker.assign(info), info, 0, now)
             if self._submit(job):
-                self.messages_since_commit += 1
+                self._since_commit += 1
             else:
                 self._poll_blocked = True
         if self.halted:
@@ -254,7 +315,7 @@ class BurrowConsumer:
         job = self._blocked_senders.popleft()
         if job.attempt == 0:  # the poll loop's send completed: it runs again
             self._poll_blocked = False
-            self.messages_since_commit += 1
+            self._since_commit += 1
             self._scheduler.call_later(0, self._epoch_guard(self._poll))
         return job
 
@@ -275,7 +336,8 @@ class BurrowConsumer:
 
     def _draw(self, _info: MessageInfo, _attempt: int) -> tuple[int, bool]:
         duration = self.config.processing_time.sample(self._rng)
-        return duration, self._rng.random() >= self.config.failure_probability
+        failure = self.config.failure_probability
+        return duration, not failure or self._rng.random() >= failure
 
     def _start(self, job: _Job) -> None:
         started = self._scheduler.now
@@ -366,6 +428,90 @@ class BurrowConsumer:
         if not self.halted:
             self._submit(_Job(job.ticket, job.info, job.attempt + 1, self._scheduler.now))
 
+    # -- the batch path ---------------------------------------------------------------------
+
+    def _submit_batch(self, schedule: BatchSchedule, records: ConsumerRecords) -> None:
+        """The poll loop submits ``records``: schedule them; block it if they do not fit."""
+        now = self._scheduler.now
+        sample, rng = self.config.processing_time.sample, self._rng
+        durations = [sample(rng) for _ in range(len(records))]
+        free_at = schedule.submit(now, records.tps, records.offsets, records.message_ids, durations)
+        if not self._wake_pending:
+            self._wake_pending = True
+            self._scheduler.call_at(schedule.ready[-1], self._epoch_guard(self._wake))
+        if free_at > now:
+            self._poll_blocked = True
+            self._consumer.pause()
+            self._scheduler.call_at(free_at, self._epoch_guard(self._poll_unblocked))
+        else:
+            self._consumer.resume()
+
+    def _poll_unblocked(self) -> None:
+        """The last job of the blocked batch got into the channel: the poll loop goes on."""
+        assert self._schedule is not None
+        self._poll_blocked = False
+        records, self._pending = self._pending, ConsumerRecords()
+        if records:
+            self._submit_batch(self._schedule, records)
+        else:
+            self._consumer.resume()
+
+    def _wake(self) -> None:
+        """The last scheduled job joins the processed prefix now: report up to here."""
+        assert self._schedule is not None
+        self._wake_pending = False
+        self._materialise(inclusive=True)
+        schedule = self._schedule
+        if schedule.done < schedule.jobs:  # later batches: wake again for them
+            self._wake_pending = True
+            self._scheduler.call_at(schedule.ready[-1], self._epoch_guard(self._wake))
+
+    def _materialise(self, *, inclusive: bool = False) -> None:
+        """Report the jobs that joined the processed prefix before now (see the module doc)."""
+        schedule = self._schedule
+        if schedule is None or self.halted:
+            return
+        lo, hi = schedule.advance(self._scheduler.now, inclusive=inclusive)
+        if hi > lo:
+            entries: range | list[int] = range(lo, hi)
+            if self._reported_early:
+                early = self._reported_early
+                entries = [i for i in entries if schedule.job(i) not in early]
+                early.difference_update(schedule.job(i) for i in range(lo, hi))
+            self._report_processed(schedule, entries)
+            self._recorder.record(MessagesCommittable(
+                self.client_id, schedule.tps[lo:hi], schedule.offsets[lo:hi],
+                schedule.message_ids[lo:hi], schedule.ready[lo:hi],
+            ))  # fmt: skip
+
+    def _report_until_now(self, *, inclusive: bool) -> None:
+        """Report every job that finished before now (or at now with ``inclusive``): the
+        prefix, and the jobs beyond it (reported early, and not again when they join it)."""
+        schedule = self._schedule
+        if schedule is None or self.halted:
+            return
+        self._materialise(inclusive=inclusive)
+        beyond = schedule.processed_beyond(self._scheduler.now, inclusive=inclusive)
+        fresh = [i for i in beyond if schedule.job(i) not in self._reported_early]
+        if fresh:
+            self._reported_early.update(schedule.job(i) for i in fresh)
+            self._report_processed(schedule, fresh)
+
+    def _report_processed(self, schedule: BatchSchedule, entries: Sequence[int]) -> None:
+        """Report the jobs at column ``entries`` (a range, or a list in job order) processed."""
+
+        def take(column: list[_T]) -> list[_T]:
+            if isinstance(entries, range):
+                return column[entries.start : entries.stop]
+            return [column[i] for i in entries]
+
+        self.processed += len(entries)
+        self._recorder.record(MessagesProcessed(
+            self.client_id, take(schedule.tps), take(schedule.offsets),
+            take(schedule.message_ids), take(schedule.submitted), take(schedule.started),
+            take(schedule.finished),
+        ))  # fmt: skip
+
     # -- commit manager -------------------------------------------------------------------------
 
     def _on_tick(self) -> None:
@@ -380,8 +526,15 @@ class BurrowConsumer:
         ):
             self._try_commit("batch")
 
+    def _plan(self) -> CommitPlan:
+        """The commit the state before now allows (possibly empty)."""
+        if self._schedule is None:
+            return self._tracker.plan()
+        self._materialise()
+        return self._schedule.plan()
+
     def _try_commit(self, trigger: str) -> None:
-        plan = self._tracker.plan()
+        plan = self._plan()
         if plan.empty:
             self._commit_done(trigger)
             return
@@ -407,9 +560,12 @@ class BurrowConsumer:
         if error == Errors.NONE:
             self.commits += 1
             if self.config.committed_range == "recomputed":
-                plan = self._tracker.plan()  # Burrow reads the committable range again here
-            self._tracker.commit(plan)
-            self.messages_since_commit = 0
+                plan = self._plan()  # Burrow reads the committable range again here
+            plan.mark_committed()
+            if self._schedule is None:
+                self._since_commit = 0
+            else:
+                self._since_commit = self._schedule.counts(self._scheduler.now)[1]
         self._commit_done(trigger)
 
     def _commit_done(self, trigger: str) -> None:
@@ -448,6 +604,9 @@ class BurrowConsumer:
             self._try_commit("final")
 
     def _shut_down(self) -> None:
+        if self._schedule is not None and not self.halted:
+            self._report_until_now(inclusive=False)  # work in progress is abandoned
+            self._pending = ConsumerRecords()
         self.halted = True
         self._epoch += 1
         if self._ticker is not None:
@@ -469,3 +628,13 @@ class BurrowConsumer:
                 action()
 
         return guarded
+
+
+def _schedulable(config: BurrowConfig) -> bool:
+    """Whether the batch schedule gives exactly the per-event times for ``config``."""
+    return (
+        config.failure_probability == 0
+        and config.result_handling_time_us == 0
+        and config.tracking == "global"
+        and config.batch_trigger == "after_timer"
+    )

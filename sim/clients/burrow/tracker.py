@@ -16,12 +16,14 @@ A :class:`GapTracker` holds the sequence spaces of a consumer:
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import attrs
 
 from replica.types import TopicPartition
 from sim.clients.burrow.gap import MessageInfo, committable_sequence, sequences_to_offsets
 
-__all__ = ["CommitPlan", "GapTracker", "SequenceTracker", "Ticket"]
+__all__ = ["CommitPlan", "GapTracker", "SequenceSpace", "SequenceTracker", "Ticket"]
 
 
 class SequenceTracker:
@@ -106,18 +108,29 @@ class Ticket:
     seq: int
 
 
+class SequenceSpace(Protocol):
+    """What a commit plan needs of a sequence space: marking a prefix committed."""
+
+    def commit(self, seq: int) -> None: ...
+
+
 @attrs.frozen(eq=False)
 class CommitPlan:
     """What a commit would cover: highest processed offset per partition, and for every
     sequence space the sequence to mark committed once the commit succeeds."""
 
     offsets: dict[TopicPartition, int]
-    marks: tuple[tuple[SequenceTracker, int], ...]
+    marks: tuple[tuple[SequenceSpace, int], ...]
     message_count: int
 
     @property
     def empty(self) -> bool:
         return not self.offsets
+
+    def mark_committed(self) -> None:
+        """The commit succeeded: mark what it covers committed in every space."""
+        for space, seq in self.marks:
+            space.commit(seq)
 
 
 class GapTracker:
@@ -148,7 +161,7 @@ class GapTracker:
     def plan(self) -> CommitPlan:
         """The commit the current state allows (possibly empty)."""
         offsets: dict[TopicPartition, int] = {}
-        marks: list[tuple[SequenceTracker, int]] = []
+        marks: list[tuple[SequenceSpace, int]] = []
         count = 0
         for space in self._spaces.values():
             if space.contiguous > space.last_committed:
@@ -159,8 +172,7 @@ class GapTracker:
 
     def commit(self, plan: CommitPlan) -> None:
         """Mark what ``plan`` covers as committed."""
-        for space, seq in plan.marks:
-            space.commit(seq)
+        plan.mark_committed()
 
     @property
     def committable_backlog(self) -> int:

@@ -92,7 +92,7 @@ def test_backpressure_stops_the_poll_loop_when_the_job_queue_is_full() -> None:
     sim.run_until(50 * MS)
     assert pool.poll_blocked and pool.queued_jobs == 2 and pool.busy_workers == 1
     # Sequenced (as Burrow does before SubmitJob): in progress, two queued, the blocked one.
-    assert pool.tracker.in_flight == 4
+    assert pool.in_flight == 4
     fetches = len([r for _, _, r in cluster.requests if isinstance(r, FetchRequest)])
     sim.run_until(1000 * MS)
     assert pool.poll_blocked  # 20 jobs at 100 ms each: still blocked

@@ -10,7 +10,7 @@ import pytest
 
 from replica.errors import Errors
 from replica.types import TopicPartition
-from sim.clients.consumer import Consumer, ConsumerRecord
+from sim.clients.consumer import Consumer, ConsumerRecords
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.errors import ClientConfigError, ClientStateError
 from sim.clients.events import (
@@ -313,7 +313,7 @@ def test_state_errors() -> None:
 def test_on_records_receives_consumer_records() -> None:
     sim = Simulator(1)
     cluster = FakeCluster(sim, {"t": 1})
-    seen: list[ConsumerRecord] = []
+    seen = ConsumerRecords()
     consumer = make_consumer(
         sim,
         cluster,
@@ -324,7 +324,7 @@ def test_on_records_receives_consumer_records() -> None:
     consumer.start()
     ids = produce(cluster, T0, 3)
     sim.run_until(10 * MS)
-    assert [(r.tp, r.offset, r.message_id) for r in seen] == [(T0, i, m) for i, m in enumerate(ids)]
+    assert seen == ConsumerRecords([T0] * 3, [0, 1, 2], ids)
 
 
 def test_a_failing_broker_is_retried_after_a_backoff_not_in_a_loop() -> None:
