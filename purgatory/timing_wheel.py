@@ -37,6 +37,8 @@ from functools import partial
 from operator import attrgetter
 from typing import TypeVarTuple
 
+from mypy_extensions import mypyc_attr
+
 from purgatory.errors import (
     AlreadyScheduledError,
     ClockNotCallableError,
@@ -61,6 +63,7 @@ _by_deadline = attrgetter("deadline")
 _new_task = object.__new__  # allocates a task without calling its __init__
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
 class TimerTask:
     """Something a :class:`TimingWheel` runs at a deadline.
 
@@ -130,6 +133,7 @@ class _Slot(dict[TimerTask, None]):
         self.clear_mask = ~(1 << index)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
 class TimingWheel:
     """Hierarchical timing wheel: schedule, cancel, re-arm and fire tasks by integer deadline.
 
