@@ -320,3 +320,22 @@ def test_check_exit_code_follows_the_targets(capsys: pytest.CaptureFixture[str])
     code = main(["purgatory", "--num", "1500", "--no-memory", "--json", "--check"])
     targets = json.loads(capsys.readouterr().out.splitlines()[-1])["targets"]
     assert targets and code == (0 if all(target["met"] for target in targets) else 1)
+
+
+def test_the_compiled_build_reports_the_pure_python_figure_beside_its_own(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As if compiled (the subprocess runs pure Python whichever build is installed).
+    monkeypatch.setattr(
+        "purgatory.bench.__main__.compiled_packages", lambda names: dict.fromkeys(names, True)
+    )
+    assert main(["purgatory", "--num", "1500", "--no-memory", "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert "targets" in records[-1]
+    (build,) = [record for record in records if record.get("build") == "compiled"]
+    purgatory_row = next(record for record in records if record.get("impl") == "purgatory")
+    assert build["requests_per_cpu_s"] == purgatory_row["requests_per_cpu_s"]
+    assert build["pure_python_requests_per_cpu_s"] > 0
+    assert build["compiled_speedup"] == round(
+        build["requests_per_cpu_s"] / build["pure_python_requests_per_cpu_s"], 2
+    )
