@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import attrs
+from mypy_extensions import mypyc_attr
 
 from apis.exceptions import ApisError
 from coordinator.config import GroupConfig, OffsetConfig
@@ -17,6 +18,7 @@ from replica.config_def import FieldErrors, doc, positive_int
 __all__ = ["InvalidKafkaConfigError", "KafkaConfig"]
 
 
+@mypyc_attr(native_class=False)  # a native class cannot have two built-in bases
 class InvalidKafkaConfigError(ApisError, ValueError):
     """A :class:`KafkaConfig` field is out of range."""
 

@@ -28,6 +28,7 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 
 import attrs
+from mypy_extensions import mypyc_attr
 
 from coordinator.config import OffsetConfig
 from coordinator.group_record import (
@@ -153,6 +154,7 @@ class _Committed:
 _Cache = dict[int, dict[str, dict[TopicPartition, _Committed]]]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # tests override a method (compiled build)
 class OffsetManager:
     """Committed offsets of the groups whose ``__consumer_offsets`` partitions this broker leads.
 

@@ -39,6 +39,8 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from mypy_extensions import mypyc_attr
+
 from purgatory.errors import InvalidOperationTypeError, InvalidTimeoutError
 from purgatory.timing_wheel import TimerTask
 
@@ -79,6 +81,7 @@ class _Purgatory(Protocol):
     def _cancel(self, operation: DelayedOperation, /) -> None: ...
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
 class DelayedOperation(TimerTask):
     """Base class of the operations a :class:`~purgatory.DelayedOperationPurgatory` holds.
 

@@ -43,6 +43,8 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Generic, TypeVar
 
+from mypy_extensions import mypyc_attr
+
 from purgatory.delayed_operation import DelayedOperation, OperationState
 from purgatory.errors import (
     InvalidGroupMinKeysError,
@@ -71,6 +73,7 @@ _SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than 
 _UNORDERED_KEY_TYPES = (set, frozenset)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
 class DelayedOperationPurgatory(Generic[Op]):
     """A named purgatory of delayed operations watched by key and expired by a timing wheel.
 

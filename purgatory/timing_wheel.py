@@ -37,6 +37,8 @@ from functools import partial
 from operator import attrgetter
 from typing import TypeVarTuple
 
+from mypy_extensions import mypyc_attr
+
 from purgatory.errors import (
     AlreadyScheduledError,
     ClockNotCallableError,
@@ -58,9 +60,9 @@ _DUE = -1  # level number of the slot holding tasks that are due
 _Args = TypeVarTuple("_Args")
 
 _by_deadline = attrgetter("deadline")
-_new_task = object.__new__  # allocates a task without calling its __init__
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
 class TimerTask:
     """Something a :class:`TimingWheel` runs at a deadline.
 
@@ -118,6 +120,11 @@ class _CallbackTask(TimerTask):
         self.callback()
 
 
+# Allocates a task without calling its __init__: object.__new__ on pure Python, the native
+# allocator in the compiled build (where object.__new__ refuses a native class).
+_new_callback_task = _CallbackTask.__new__
+
+
 class _Slot(dict[TimerTask, None]):
     """One bucket: an ordered set of tasks that knows its place in the wheel."""
 
@@ -130,6 +137,7 @@ class _Slot(dict[TimerTask, None]):
         self.clear_mask = ~(1 << index)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
 class TimingWheel:
     """Hierarchical timing wheel: schedule, cancel, re-arm and fire tasks by integer deadline.
 
@@ -215,7 +223,7 @@ class TimingWheel:
         return the task (to cancel)."""
         # The hottest path of the wheel: the task is allocated without running __init__ (a
         # Python call less); its fields are set here and by add().
-        task = _new_task(_CallbackTask)
+        task = _new_callback_task(_CallbackTask)
         task._slot = None
         task.callback = callback
         self.add(task, deadline)

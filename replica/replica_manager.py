@@ -54,6 +54,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
+from mypy_extensions import mypyc_attr
+
 from purgatory import DelayedOperationPurgatory, TimingWheel
 from replica.config import BrokerConfig
 from replica.delayed_fetch import DelayedFetch, FetchPartitionStatus
@@ -93,6 +95,7 @@ def _no_metadata(_topic_partition: TopicPartition) -> bool:
     return False
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # tests override a method (compiled build)
 class ReplicaManager:
     """The replica layer of broker ``broker_id``.
 

@@ -105,6 +105,11 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--events", type=int, default=50_000, help="events per engine round")
     bench.add_argument("--rounds", type=int, default=15, help="engine rounds per variant")
+    bench.add_argument(
+        "--no-pure-python",
+        action="store_true",
+        help="with the compiled build, skip the pure-Python run beside it",
+    )
 
     # Spark commands: parsed by sim.sweep.cli (imported only when used: pyspark is heavy).
     commands.add_parser("sweep", help="run a study's grid of simulations on Spark", add_help=False)
@@ -294,13 +299,23 @@ def _knobs(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from sim.bench import engine_overhead, scenario_throughput
+    from purgatory.compiled import compiled_packages
+    from sim.bench import PACKAGES, engine_overhead, pure_python_figures, scenario_throughput
 
     results: dict[str, object] = {}
     engine = engine_overhead(events=args.events, rounds=args.rounds)
     results["engine_events_per_wall_s"] = engine.pop("events_per_wall_s")
     results.update(engine)
-    results.update(scenario_throughput())
+    scenario = scenario_throughput()
+    results.update(scenario)
+    compiled = compiled_packages(PACKAGES)
+    results["compiled"] = compiled
+    if any(compiled.values()) and not args.no_pure_python:
+        pure = pure_python_figures(["--events", str(args.events), "--rounds", str(args.rounds)])
+        results["pure_python"] = pure
+        results["compiled_speedup"] = round(
+            scenario["messages_per_cpu_s"] / pure["messages_per_cpu_s"], 2
+        )
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from collections.abc import Sequence
 
@@ -12,6 +13,7 @@ from purgatory.bench.errors import BenchArgumentError
 from purgatory.bench.purgatory_workload import WorkloadConfig, run_purgatory_bench
 from purgatory.bench.reaper_lateness import measure_lateness
 from purgatory.bench.timer import STRUCTURES, run_timer_bench
+from purgatory.compiled import compiled_packages, pure_python_command
 
 
 def _int_list(text: str) -> list[int]:
@@ -113,7 +115,33 @@ def _reaper(args: argparse.Namespace) -> list[str]:
     return rows
 
 
+def _pure_python_line(argv: Sequence[str], compiled: float, as_json: bool) -> str:
+    """With the compiled build: the same replay on pure Python (a subprocess, see
+    :mod:`purgatory.compiled`), its requests per CPU second beside the compiled ones."""
+    replay = [arg for arg in argv if arg != "--check"]  # its own targets are not the point
+    command = pure_python_command("purgatory.bench", [*replay, "--json", "--no-memory"])
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    records = [json.loads(line) for line in output.splitlines()]
+    pure = next(r["requests_per_cpu_s"] for r in records if r.get("impl") == "purgatory")
+    speedup = round(compiled / pure, 2)
+    if as_json:
+        return json.dumps(
+            {
+                "bench": "purgatory",
+                "build": "compiled",
+                "requests_per_cpu_s": round(compiled, 1),
+                "pure_python_requests_per_cpu_s": pure,
+                "compiled_speedup": speedup,
+            }
+        )
+    return (
+        f"compiled build: {compiled:,.0f} req/CPU-s; pure Python (same replay, a subprocess): "
+        f"{pure:,.0f} req/CPU-s; compiled speed-up {speedup}x"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = _parser().parse_args(argv)
     try:
         if args.bench == "reaper":
@@ -154,6 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lines = report.purgatory_json_lines(work_results, targets)
             else:
                 lines = [report.purgatory_table(work_results, targets)]
+            if compiled_packages(["purgatory"])["purgatory"]:
+                compiled = next(r for r in work_results if r.impl == "purgatory")
+                build_line = _pure_python_line(argv, compiled.requests_per_cpu_s, args.json)
+                lines.insert(len(lines) - args.json, build_line)  # the targets line stays last
     except BenchArgumentError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -4,6 +4,10 @@ Scenario throughput: the default scenario (the real brokers, clients and network
 2, 4 and 8 simulated seconds; messages and events per wall second and per CPU second, CPU
 per message, and how linear the cost is in the simulated duration.
 
+The compiled build (docs/benchmarks.md): ``python -m sim bench`` reports which packages run
+compiled and, when any does, runs itself again on pure Python in a subprocess
+(:mod:`purgatory.compiled`) and reports that run's figures beside its own.
+
 Engine overhead: the same callbacks (``processes`` concurrent self-rescheduling processes,
 delays from a fixed table) run on :class:`sim.core.engine.Simulator`, on a bare heapq loop (a
 ``(time, seq, callback)`` heap and nothing else: no Event objects, no cancellation, no
@@ -17,13 +21,16 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 import random
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING
 
 from purgatory import TimingWheel
+from purgatory.compiled import pure_python_command
 from sim.core.engine import Simulator
 
 if TYPE_CHECKING:
@@ -31,11 +38,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BENCH_DURATIONS_S",
+    "PACKAGES",
     "HeapqLoop",
     "WheelLoop",
     "engine_overhead",
+    "pure_python_figures",
     "scenario_throughput",
 ]
+
+PACKAGES = ("purgatory", "replica", "coordinator", "apis", "cluster", "sim")
+"""The project's packages, whose build (compiled or pure Python) the benchmark reports."""
 
 
 CallLater = Callable[[int, Callable[[], object]], object]
@@ -214,3 +226,15 @@ def scenario_throughput(
         **results,
         "linearity": round(cpu_per_simulated_s[last] / cpu_per_simulated_s[shortest], 3),
     }
+
+
+def pure_python_figures(bench_args: Sequence[str]) -> dict[str, float]:
+    """Run ``python -m sim bench --json *bench_args`` on pure Python (the compiled modules
+    hidden, :func:`purgatory.compiled.run_pure`) in a subprocess; return its figures.
+
+    Raises subprocess.CalledProcessError if that run fails.
+    """
+    command = pure_python_command("sim", ["bench", "--json", *bench_args])
+    completed = subprocess.run(command, check=True, capture_output=True, text=True)
+    report: dict[str, object] = json.loads(completed.stdout)
+    return {key: value for key, value in report.items() if isinstance(value, (int, float))}

@@ -26,6 +26,7 @@ Without errors the loop runs again at once, so a fetch is always parked at every
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import attrs
 
@@ -160,7 +161,7 @@ class Fetcher:
             self._requests.send(leader, request, self._answer_handler(leader))
 
     def _answer_handler(self, leader: int) -> Callable[[FetchResponse | None], None]:
-        return lambda response: self._fetched(leader, response)
+        return partial(self._fetched, leader)  # a lambda is a reference cycle when compiled
 
     def _fetched(self, leader: int, response: FetchResponse | None) -> None:
         """``leader`` answered its fetch in flight (None: the client timeout)."""

@@ -20,6 +20,7 @@ consumer's callbacks are cut off, so the rest of the consumer never sees a late 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from replica.errors import Errors
@@ -74,8 +75,10 @@ class ConsumerRequests:
             if not self._stopped():
                 on_answer(response)
 
+        # partial, not a lambda: a closure over `settle` would make the compiled build keep
+        # `settle` in the shared environment, a reference cycle per request.
         timer = self._scheduler.call_later(
-            self._config.request_timeout_ms * _US_PER_MS, lambda: settle(None)
+            self._config.request_timeout_ms * _US_PER_MS, partial(settle, None)
         )
         self._network.send(broker_id, request, settle)
 

@@ -44,6 +44,8 @@ import enum
 from collections.abc import Mapping
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from sim.clients.errors import ClientStateError
 
 __all__ = [
@@ -104,6 +106,7 @@ TRANSITIONS: Final[Mapping[tuple[ConsumerState, LifecycleEvent], ConsumerState]]
 """``(state, event) -> next state``; every pair not in it is an illegal transition."""
 
 
+@mypyc_attr(native_class=False)  # its base has two built-in bases
 class IllegalTransitionError(ClientStateError):
     """A lifecycle event happened in a state whose row of :data:`TRANSITIONS` lacks it."""
 

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import Protocol
 
+from mypy_extensions import mypyc_attr
+
 __all__ = [
     "Event",
     "ReentrantRunError",
@@ -45,14 +47,17 @@ __all__ = [
 _COMPACT_MIN_DEAD = 1024
 
 
+@mypyc_attr(native_class=False)  # its subclasses have two built-in bases
 class SimulatorError(Exception):
     """Base class of the engine's errors."""
 
 
+@mypyc_attr(native_class=False)  # a native class cannot have two built-in bases
 class ScheduleError(SimulatorError, ValueError):
     """An event was scheduled in the past or at a time that is not an integer."""
 
 
+@mypyc_attr(native_class=False)  # a native class cannot have two built-in bases
 class ReentrantRunError(SimulatorError, RuntimeError):
     """``run``/``run_until`` was called from inside an event callback."""
 
@@ -65,6 +70,7 @@ def _stop() -> None:
     raise _Stop
 
 
+@mypyc_attr(native_class=False)  # a native class cannot extend tuple
 class Event(tuple[int, float, Callable[[], object], "Simulator"]):
     """A scheduled callback; returned by :meth:`Simulator.call_at` / ``call_later``.
 
@@ -150,7 +156,7 @@ class Simulator:
         self._seq = 0  # events ever scheduled; also the FIFO tie-breaker
         # Every event with time < now, or time == now and seq <= _last_seq, has been popped
         # (events pop in (time, seq) order); the others are pending or cancelled.
-        self._last_seq: float = -1
+        self._last_seq = -1.0  # a float: the run_until sentinel's seq is math.inf
         self._cancelled: set[float] = set()  # seqs of cancelled events still in the heap
         self._discarded = 0  # cancelled entries popped or compacted away
         self._running = False
@@ -226,7 +232,7 @@ class Simulator:
                 self._last_seq = seq
                 callback()
         except _Stop:
-            self._last_seq = self._seq - 1  # every event due by `time` has run
+            self._last_seq = float(self._seq - 1)  # every event due by `time` has run
         except BaseException:
             heap.remove(sentinel)
             heapify(heap)

@@ -28,6 +28,15 @@ T1 = TopicPartition(TOPIC, 1)
 OFFSETS_PARTITIONS = 4
 
 
+class _ReplicaManager(ReplicaManager):
+    """A ReplicaManager whose methods a test may replace on the instance (monkeypatch): an
+    instance of a compiled class has no ``__dict__``, one of an interpreted subclass does."""
+
+
+class _OffsetManager(OffsetManager):
+    """An OffsetManager whose methods a test may replace, as :class:`_ReplicaManager`."""
+
+
 class SingleBroker:
     """Broker 0 leading ``orders`` (2 partitions) and ``__consumer_offsets`` (4), RF 1."""
 
@@ -38,10 +47,10 @@ class SingleBroker:
             offsets=OffsetConfig(offsets_topic_num_partitions=OFFSETS_PARTITIONS),
         )
         self.cache = MetadataCache()
-        self.rm = ReplicaManager(
+        self.rm = _ReplicaManager(
             0, self.config.broker, self.clock, metadata_contains=self.cache.contains_partition
         )
-        self.om = OffsetManager(0, self.rm, self.config.offsets, self.clock)
+        self.om = _OffsetManager(0, self.rm, self.config.offsets, self.clock)
         self.gc = GroupCoordinator(0, self.om, self.config.group, self.clock)
         self.channel = RequestChannel()
         self.apis = KafkaApis(0, self.rm, self.gc, self.cache, self.config, self.channel)

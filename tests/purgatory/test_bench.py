@@ -25,6 +25,7 @@ from purgatory.bench.purgatory_workload import (
 )
 from purgatory.bench.timer import STRUCTURES, TimerHandle, TimerStructure
 from purgatory.bench.timer_stream import FIRES, TimerStream, TimerStreamConfig
+from tests.builds import compiled
 
 TIMER_FIELDS = {
     "bench": str,
@@ -198,7 +199,9 @@ def test_baseline_timers_fire_like_the_wheel(operations: list[Operation]) -> Non
 
 def test_purgatory_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
     records = run_json(capsys, ["purgatory", "--num", "3000", "--repeat", "2", "--seed", "3"])
-    real, naive, summary = records
+    # The compiled build adds one line: the pure-Python figure beside its own.
+    assert len([record for record in records if "build" in record]) == compiled(TimingWheel)
+    real, naive, summary = [record for record in records if "build" not in record]
     for record in (real, naive):
         check_fields(record, PURGATORY_FIELDS)
         assert record["bench"] == "purgatory" and record["requests"] == 3000
@@ -320,3 +323,22 @@ def test_check_exit_code_follows_the_targets(capsys: pytest.CaptureFixture[str])
     code = main(["purgatory", "--num", "1500", "--no-memory", "--json", "--check"])
     targets = json.loads(capsys.readouterr().out.splitlines()[-1])["targets"]
     assert targets and code == (0 if all(target["met"] for target in targets) else 1)
+
+
+def test_the_compiled_build_reports_the_pure_python_figure_beside_its_own(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As if compiled (the subprocess runs pure Python whichever build is installed).
+    monkeypatch.setattr(
+        "purgatory.bench.__main__.compiled_packages", lambda names: dict.fromkeys(names, True)
+    )
+    assert main(["purgatory", "--num", "1500", "--no-memory", "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert "targets" in records[-1]
+    (build,) = [record for record in records if record.get("build") == "compiled"]
+    purgatory_row = next(record for record in records if record.get("impl") == "purgatory")
+    assert build["requests_per_cpu_s"] == purgatory_row["requests_per_cpu_s"]
+    assert build["pure_python_requests_per_cpu_s"] > 0
+    assert build["compiled_speedup"] == round(
+        build["requests_per_cpu_s"] / build["pure_python_requests_per_cpu_s"], 2
+    )

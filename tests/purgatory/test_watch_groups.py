@@ -6,6 +6,7 @@ import pytest
 
 from purgatory import DelayedOperationPurgatory, InvalidGroupMinKeysError, InvalidKeysError
 from purgatory.testing import ConditionOperation
+from tests.builds import bad_argument
 
 Purgatory = DelayedOperationPurgatory[ConditionOperation]
 
@@ -112,5 +113,8 @@ def test_an_unhashable_key_in_a_group_watches_nothing() -> None:
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, "8", None])
 def test_group_min_keys_must_be_a_positive_int(value: object) -> None:
-    with pytest.raises(InvalidGroupMinKeysError, match="group_min_keys must be an int >= 1"):
+    match = "group_min_keys must be an int >= 1"
+    with bad_argument(
+        InvalidGroupMinKeysError, value, where=DelayedOperationPurgatory, match=match
+    ):
         Purgatory("p", group_min_keys=value)  # type: ignore[arg-type]

@@ -110,25 +110,47 @@ def test_knobs_lists_paths_values_and_help(capsys: Capture) -> None:
     assert "replica.fetch.wait.max.ms" in out
 
 
-def test_bench_reports_engine_overhead_and_the_scenario_part(
-    capsys: Capture, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("compiled", [False, True])
+def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
+    capsys: Capture, monkeypatch: pytest.MonkeyPatch, compiled: bool
 ) -> None:
     monkeypatch.setattr(
         "sim.bench.scenario_throughput",
-        lambda: {"messages_per_wall_s": 1, "events_per_wall_s": 2},
+        lambda: {"messages_per_wall_s": 1, "events_per_wall_s": 2, "messages_per_cpu_s": 3},
     )
+    monkeypatch.setattr(
+        "purgatory.compiled.compiled_packages",
+        lambda packages: dict.fromkeys(packages, compiled),
+    )
+    pure_runs: list[list[str]] = []
+
+    def pure_python_figures(args: list[str]) -> dict[str, float]:
+        pure_runs.append(args)
+        return {"messages_per_cpu_s": 2}
+
+    monkeypatch.setattr("sim.bench.pure_python_figures", pure_python_figures)
     assert main(["bench", "--json", "--events", "3000", "--rounds", "1"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {
+    expected = {
         "engine_events_per_wall_s", "heapq_events_per_wall_s", "engine_overhead_ratio",
         "wheel_events_per_wall_s", "wheel_overhead_ratio", "messages_per_wall_s",
-        "events_per_wall_s",
+        "events_per_wall_s", "messages_per_cpu_s", "compiled",
     }  # fmt: skip
+    if compiled:  # the pure-Python figures beside the compiled ones
+        expected |= {"pure_python", "compiled_speedup"}
+        assert report["pure_python"] == {"messages_per_cpu_s": 2}
+        assert report["compiled_speedup"] == 1.5
+        assert pure_runs == [["--events", "3000", "--rounds", "1"]]
+    assert set(report) == expected
+    assert report["compiled"] == dict.fromkeys(
+        ["purgatory", "replica", "coordinator", "apis", "cluster", "sim"], compiled
+    )
     assert report["engine_overhead_ratio"] > 0
-    assert main(["bench", "--events", "3000", "--rounds", "1"]) == 0
+    assert main(["bench", "--events", "3000", "--rounds", "1", "--no-pure-python"]) == 0
     captured = capsys.readouterr()
     assert "engine_overhead_ratio: " in captured.out
     assert "messages_per_wall_s: 1" in captured.out
+    assert len(pure_runs) == compiled
 
 
 def test_python_dash_m_sim_works() -> None:

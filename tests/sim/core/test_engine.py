@@ -16,6 +16,7 @@ from sim.core.engine import (
     derive_seed,
     every,
 )
+from tests.builds import bad_argument
 
 
 def test_events_run_in_time_order_and_fifo_within_a_time() -> None:
@@ -63,9 +64,9 @@ def test_scheduling_in_the_past_or_with_non_integer_time_is_refused() -> None:
         sim.call_at(99, lambda: None)
     with pytest.raises(ScheduleError, match="delay must be an int >= 0"):
         sim.call_later(-1, lambda: None)
-    with pytest.raises(ScheduleError):
+    with bad_argument(ScheduleError, 100.5, where=Simulator):
         sim.call_at(100.5, lambda: None)  # type: ignore[arg-type]
-    with pytest.raises(ScheduleError):
+    with bad_argument(ScheduleError, 1.0, where=Simulator):
         sim.call_later(1.0, lambda: None)  # type: ignore[arg-type]
     with pytest.raises(ScheduleError):
         sim.run_until(50)
