@@ -25,10 +25,10 @@ with ``records=None`` is answered with a response that lists no partition.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import logging
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import attrs
@@ -170,6 +170,25 @@ class _Responder:
         self.channel.send_response(self.request, body)
 
 
+def _answering(
+    handle: Callable[[KafkaApis, Request, _Responder], None],
+) -> Callable[[KafkaApis, Request], None]:
+    """Make ``handle(self, request, respond)`` a ``handle_*`` method of one argument: it gets
+    the request's one-shot responder, and if it raises, the request is answered
+    UNKNOWN_SERVER_ERROR (:meth:`KafkaApis._failed`). A wrapper rather than a context manager
+    around each body: one frame per request instead of a generator and its enter and exit."""
+
+    @functools.wraps(handle)
+    def handle_request(self: KafkaApis, request: Request) -> None:
+        respond = _Responder(self.request_channel, request)
+        try:
+            handle(self, request, respond)
+        except Exception:
+            self._failed(request, respond)
+
+    return handle_request
+
+
 class KafkaApis:
     """Request handling of broker ``broker_id``.
 
@@ -220,22 +239,18 @@ class KafkaApis:
             return
         self._handlers[type(request.body)](request)
 
-    @contextlib.contextmanager
-    def _responding(self, request: Request) -> Iterator[_Responder]:
-        """Yield the request's one-shot responder; turn an exception into UNKNOWN_SERVER_ERROR."""
-        respond = _Responder(self.request_channel, request)
-        try:
-            yield respond
-        except Exception:
-            self.unknown_server_errors += 1
-            _logger.exception(
-                "broker %d failed handling %s (correlation id %d)",
-                self.broker_id,
-                type(request.body).__name__,
-                request.header.correlation_id,
-            )
-            if not respond.sent:
-                respond(_error_response(request.body, Errors.UNKNOWN_SERVER_ERROR))
+    def _failed(self, request: Request, respond: _Responder) -> None:
+        """Handling ``request`` raised: count and log it, and answer UNKNOWN_SERVER_ERROR
+        unless it was answered already."""
+        self.unknown_server_errors += 1
+        _logger.exception(
+            "broker %d failed handling %s (correlation id %d)",
+            self.broker_id,
+            type(request.body).__name__,
+            request.header.correlation_id,
+        )
+        if not respond.sent:
+            respond(_error_response(request.body, Errors.UNKNOWN_SERVER_ERROR))
 
     @staticmethod
     def _body(request: Request, kind: type[_Body]) -> _Body:
@@ -246,7 +261,8 @@ class KafkaApis:
 
     # -- produce ----------------------------------------------------------------------------
 
-    def handle_produce(self, request: Request) -> None:
+    @_answering
+    def handle_produce(self, request: Request, respond: _Responder) -> None:
         """Append through ``ReplicaManager.append_messages``.
 
         Whole request: acks not in {-1, 0, 1} -> INVALID_REQUIRED_ACKS (nothing appended).
@@ -255,28 +271,26 @@ class KafkaApis:
         UNKNOWN_TOPIC_OR_PARTITION; every other check (leadership, record size, internal
         topics, min.insync.replicas) is the ReplicaManager's.
         """
-        with self._responding(request) as respond:
-            body = self._body(request, ProduceRequest)
-            if body.acks not in (-1, 0, 1):
-                respond(body.error_response(Errors.INVALID_REQUIRED_ACKS))
-                return
-            rejected, valid = self._split_known(body.records)
-            rejected_responses = {
-                tp: PartitionResponse(error) for tp, error in rejected.items()
-            }
+        body = self._body(request, ProduceRequest)
+        if body.acks not in (-1, 0, 1):
+            respond(body.error_response(Errors.INVALID_REQUIRED_ACKS))
+            return
+        rejected, valid = self._split_known(body.records)
+        rejected_responses = {tp: PartitionResponse(error) for tp, error in rejected.items()}
 
-            def send(responses: Mapping[TopicPartition, PartitionResponse]) -> None:
-                merged = {**rejected_responses, **responses}
-                respond(ProduceResponse({tp: merged[tp] for tp in body.records}))
+        def send(responses: Mapping[TopicPartition, PartitionResponse]) -> None:
+            merged = {**rejected_responses, **responses}
+            respond(ProduceResponse({tp: merged[tp] for tp in body.records}))
 
-            if not valid:
-                send({})
-                return
-            self.replica_manager.append_messages(body.timeout_ms, body.acks, valid, send)
+        if not valid:
+            send({})
+            return
+        self.replica_manager.append_messages(body.timeout_ms, body.acks, valid, send)
 
     # -- fetch ------------------------------------------------------------------------------
 
-    def handle_fetch(self, request: Request) -> None:
+    @_answering
+    def handle_fetch(self, request: Request, respond: _Responder) -> None:
         """Read through ``ReplicaManager.fetch_messages`` (long-polling there).
 
         Negative ``min_bytes`` or ``max_bytes`` -> INVALID_REQUEST for the whole request.
@@ -288,45 +302,45 @@ class KafkaApis:
         capped at that (KAFKA-9101): a fetch never waits for more than it may receive. A
         consumer's response does not carry the leader's log end offset.
         """
-        with self._responding(request) as respond:
-            body = self._body(request, FetchRequest)
-            if body.min_bytes < 0 or body.max_bytes < 0:
-                respond(body.error_response(Errors.INVALID_REQUEST))
-                return
-            from_follower = body.replica_id >= 0
-            rejected, valid = self._split_known(body.fetch_data)
-            rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
+        body = self._body(request, FetchRequest)
+        if body.min_bytes < 0 or body.max_bytes < 0:
+            respond(body.error_response(Errors.INVALID_REQUEST))
+            return
+        from_follower = body.replica_id >= 0
+        rejected, valid = self._split_known(body.fetch_data)
+        rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
 
-            def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
-                # fetch_messages answers every partition it was given, in the request's order:
-                # with nothing rejected that is already the response.
-                responses = data
-                if rejected_data:
-                    merged = {**rejected_data, **data}
-                    responses = {tp: merged[tp] for tp in body.fetch_data}
-                if not from_follower:
-                    responses = {
-                        tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
-                    }
-                respond(FetchResponse(Errors.NONE, responses))
+        def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
+            # fetch_messages answers every partition it was given, in the request's order:
+            # with nothing rejected that is already the response.
+            responses = data
+            if rejected_data:
+                merged = {**rejected_data, **data}
+                responses = {tp: merged[tp] for tp in body.fetch_data}
+            if not from_follower:
+                responses = {
+                    tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
+                }
+            respond(FetchResponse(Errors.NONE, responses))
 
-            if not valid:
-                send({})
-                return
-            max_bytes = min(body.max_bytes, self.config.fetch_max_bytes)
-            self.replica_manager.fetch_messages(
-                body.replica_id,
-                valid,
-                min(body.min_bytes, max_bytes),
-                body.max_wait_ms,
-                max_bytes,
-                body.isolation_level,
-                send,
-            )
+        if not valid:
+            send({})
+            return
+        max_bytes = min(body.max_bytes, self.config.fetch_max_bytes)
+        self.replica_manager.fetch_messages(
+            body.replica_id,
+            valid,
+            min(body.min_bytes, max_bytes),
+            body.max_wait_ms,
+            max_bytes,
+            body.isolation_level,
+            send,
+        )
 
     # -- list offsets -----------------------------------------------------------------------
 
-    def handle_list_offsets(self, request: Request) -> None:
+    @_answering
+    def handle_list_offsets(self, request: Request, respond: _Responder) -> None:
         """Look offsets up through ``ReplicaManager.fetch_offset_for_timestamp``.
 
         Per partition: not in the metadata cache -> UNKNOWN_TOPIC_OR_PARTITION; leadership,
@@ -334,122 +348,121 @@ class KafkaApis:
         (``replica_id >= 0``) reads up to the log end offset, a consumer up to its isolation
         level's end.
         """
-        with self._responding(request) as respond:
-            body = self._body(request, ListOffsetsRequest)
-            isolation = None if body.replica_id >= 0 else body.isolation_level
-            responses: dict[TopicPartition, ListOffsetsPartitionResponse] = {}
-            for tp, timestamp in body.timestamps.items():
-                if self.metadata_cache.contains_partition(tp):
-                    responses[tp] = self.replica_manager.fetch_offset_for_timestamp(
-                        tp,
-                        timestamp,
-                        isolation=isolation,
-                        current_leader_epoch=body.current_leader_epochs.get(tp),
-                    )
-                else:
-                    responses[tp] = ListOffsetsPartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-            respond(ListOffsetsResponse(responses))
+        body = self._body(request, ListOffsetsRequest)
+        isolation = None if body.replica_id >= 0 else body.isolation_level
+        responses: dict[TopicPartition, ListOffsetsPartitionResponse] = {}
+        for tp, timestamp in body.timestamps.items():
+            if self.metadata_cache.contains_partition(tp):
+                responses[tp] = self.replica_manager.fetch_offset_for_timestamp(
+                    tp,
+                    timestamp,
+                    isolation=isolation,
+                    current_leader_epoch=body.current_leader_epochs.get(tp),
+                )
+            else:
+                responses[tp] = ListOffsetsPartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        respond(ListOffsetsResponse(responses))
 
     # -- metadata ---------------------------------------------------------------------------
 
-    def handle_metadata(self, request: Request) -> None:
+    @_answering
+    def handle_metadata(self, request: Request, respond: _Responder) -> None:
         """Answer from the metadata cache: live brokers, controller id, per-topic metadata
         (UNKNOWN_TOPIC_OR_PARTITION for unknown topics; topics are never auto-created)."""
-        with self._responding(request) as respond:
-            body = self._body(request, MetadataRequest)
-            cache = self.metadata_cache
-            respond(
-                MetadataResponse(
-                    brokers=cache.alive_brokers(),
-                    controller_id=cache.controller_id,
-                    topics=cache.topic_metadata(body.topics),
-                )
+        body = self._body(request, MetadataRequest)
+        cache = self.metadata_cache
+        respond(
+            MetadataResponse(
+                brokers=cache.alive_brokers(),
+                controller_id=cache.controller_id,
+                topics=cache.topic_metadata(body.topics),
             )
+        )
 
-    def handle_find_coordinator(self, request: Request) -> None:
+    @_answering
+    def handle_find_coordinator(self, request: Request, respond: _Responder) -> None:
         """The leader of the group's ``__consumer_offsets`` partition, from the metadata cache.
 
         Empty key -> INVALID_GROUP_ID; no such partition, no leader or a leader that is not
         live -> COORDINATOR_NOT_AVAILABLE.
         """
-        with self._responding(request) as respond:
-            body = self._body(request, FindCoordinatorRequest)
-            if not body.key:
-                respond(body.error_response(Errors.INVALID_GROUP_ID))
-                return
-            partition = self.offset_manager.partition_for(body.key)
-            offsets_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
-            state = self.metadata_cache.partition_state(offsets_tp)
-            endpoint = None if state is None else self.metadata_cache.alive_broker(state.leader)
-            if endpoint is None:
-                respond(body.error_response(Errors.COORDINATOR_NOT_AVAILABLE))
-                return
-            respond(FindCoordinatorResponse(Errors.NONE, endpoint))
+        body = self._body(request, FindCoordinatorRequest)
+        if not body.key:
+            respond(body.error_response(Errors.INVALID_GROUP_ID))
+            return
+        partition = self.offset_manager.partition_for(body.key)
+        offsets_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
+        state = self.metadata_cache.partition_state(offsets_tp)
+        endpoint = None if state is None else self.metadata_cache.alive_broker(state.leader)
+        if endpoint is None:
+            respond(body.error_response(Errors.COORDINATOR_NOT_AVAILABLE))
+            return
+        respond(FindCoordinatorResponse(Errors.NONE, endpoint))
 
     # -- offsets ----------------------------------------------------------------------------
 
-    def handle_offset_commit(self, request: Request) -> None:
+    @_answering
+    def handle_offset_commit(self, request: Request, respond: _Responder) -> None:
         """Commit through ``OffsetManager.put_offsets``.
 
         Per partition: topic partition not in the metadata cache ->
         UNKNOWN_TOPIC_OR_PARTITION; the group checks (NOT_COORDINATOR, ...), metadata size and
         the replicated write are the OffsetManager's. The commit timestamp is the broker's time.
         """
-        with self._responding(request) as respond:
-            body = self._body(request, OffsetCommitRequest)
-            rejected, valid = self._split_known(body.offsets)
-            offsets = {
-                tp: OffsetAndMetadata(
-                    offset=p.committed_offset,
-                    metadata=p.committed_metadata,
-                    commit_timestamp=NO_TIMESTAMP,
-                    leader_epoch=p.committed_leader_epoch,
-                )
-                for tp, p in valid.items()
-            }
-
-            def send(errors: Mapping[TopicPartition, Errors]) -> None:
-                merged = {**rejected, **errors}
-                respond(OffsetCommitResponse({tp: merged[tp] for tp in body.offsets}))
-
-            if not offsets:
-                send({})
-                return
-            self.offset_manager.put_offsets(body.group_id, offsets, send)
-
-    def handle_offset_fetch(self, request: Request) -> None:
-        """Answer from ``OffsetManager.get_offsets`` (offset -1 where nothing is committed)."""
-        with self._responding(request) as respond:
-            body = self._body(request, OffsetFetchRequest)
-            result = self.offset_manager.get_offsets(body.group_id, body.partitions)
-            respond(
-                OffsetFetchResponse(
-                    result.error,
-                    {
-                        tp: OffsetFetchResponsePartition(v.offset, v.metadata, v.leader_epoch)
-                        for tp, v in result.offsets.items()
-                    },
-                )
+        body = self._body(request, OffsetCommitRequest)
+        rejected, valid = self._split_known(body.offsets)
+        offsets = {
+            tp: OffsetAndMetadata(
+                offset=p.committed_offset,
+                metadata=p.committed_metadata,
+                commit_timestamp=NO_TIMESTAMP,
+                leader_epoch=p.committed_leader_epoch,
             )
+            for tp, p in valid.items()
+        }
+
+        def send(errors: Mapping[TopicPartition, Errors]) -> None:
+            merged = {**rejected, **errors}
+            respond(OffsetCommitResponse({tp: merged[tp] for tp in body.offsets}))
+
+        if not offsets:
+            send({})
+            return
+        self.offset_manager.put_offsets(body.group_id, offsets, send)
+
+    @_answering
+    def handle_offset_fetch(self, request: Request, respond: _Responder) -> None:
+        """Answer from ``OffsetManager.get_offsets`` (offset -1 where nothing is committed)."""
+        body = self._body(request, OffsetFetchRequest)
+        result = self.offset_manager.get_offsets(body.group_id, body.partitions)
+        respond(
+            OffsetFetchResponse(
+                result.error,
+                {
+                    tp: OffsetFetchResponsePartition(v.offset, v.metadata, v.leader_epoch)
+                    for tp, v in result.offsets.items()
+                },
+            )
+        )
 
     # -- controller requests ----------------------------------------------------------------
 
-    def handle_leader_and_isr(self, request: Request) -> None:
+    @_answering
+    def handle_leader_and_isr(self, request: Request, respond: _Responder) -> None:
         """Apply partition states through ``ReplicaManager.become_leader_or_follower``, then
         load (``on_election``) or drop (``on_resignation``) the offsets partitions whose
         leadership changed. Stale controller epoch -> STALE_CONTROLLER_EPOCH, nothing applied."""
-        with self._responding(request) as respond:
-            body = self._body(request, LeaderAndIsrRequest)
-            error = self.metadata_cache.check_controller_epoch(
-                body.controller_id, body.controller_epoch
-            )
-            if error is not Errors.NONE:
-                respond(body.error_response(error))
-                return
-            errors = self.replica_manager.become_leader_or_follower(
-                body.partition_states, self._on_leadership_change
-            )
-            respond(LeaderAndIsrResponse(Errors.NONE, errors))
+        body = self._body(request, LeaderAndIsrRequest)
+        error = self.metadata_cache.check_controller_epoch(
+            body.controller_id, body.controller_epoch
+        )
+        if error is not Errors.NONE:
+            respond(body.error_response(error))
+            return
+        errors = self.replica_manager.become_leader_or_follower(
+            body.partition_states, self._on_leadership_change
+        )
+        respond(LeaderAndIsrResponse(Errors.NONE, errors))
 
     def _on_leadership_change(
         self, new_leaders: list[TopicPartition], new_followers: list[TopicPartition]
@@ -461,29 +474,29 @@ class KafkaApis:
             if tp.topic == GROUP_METADATA_TOPIC_NAME:
                 self.offset_manager.on_resignation(tp.partition)
 
-    def handle_stop_replica(self, request: Request) -> None:
+    @_answering
+    def handle_stop_replica(self, request: Request, respond: _Responder) -> None:
         """Stop (and maybe delete) replicas through ``ReplicaManager.stop_replica``; offsets
         partitions among them are resigned. Stale controller epoch -> STALE_CONTROLLER_EPOCH."""
-        with self._responding(request) as respond:
-            body = self._body(request, StopReplicaRequest)
-            error = self.metadata_cache.check_controller_epoch(
-                body.controller_id, body.controller_epoch
-            )
-            if error is not Errors.NONE:
-                respond(body.error_response(error))
-                return
-            errors: dict[TopicPartition, Errors] = {}
-            for tp in body.partitions:
-                errors[tp] = self.replica_manager.stop_replica(tp, body.delete_partitions)
-                if tp.topic == GROUP_METADATA_TOPIC_NAME:
-                    self.offset_manager.on_resignation(tp.partition)
-            respond(StopReplicaResponse(Errors.NONE, errors))
+        body = self._body(request, StopReplicaRequest)
+        error = self.metadata_cache.check_controller_epoch(
+            body.controller_id, body.controller_epoch
+        )
+        if error is not Errors.NONE:
+            respond(body.error_response(error))
+            return
+        errors: dict[TopicPartition, Errors] = {}
+        for tp in body.partitions:
+            errors[tp] = self.replica_manager.stop_replica(tp, body.delete_partitions)
+            if tp.topic == GROUP_METADATA_TOPIC_NAME:
+                self.offset_manager.on_resignation(tp.partition)
+        respond(StopReplicaResponse(Errors.NONE, errors))
 
-    def handle_update_metadata(self, request: Request) -> None:
+    @_answering
+    def handle_update_metadata(self, request: Request, respond: _Responder) -> None:
         """Update the metadata cache (STALE_CONTROLLER_EPOCH: ignored)."""
-        with self._responding(request) as respond:
-            body = self._body(request, UpdateMetadataRequest)
-            respond(UpdateMetadataResponse(self.metadata_cache.update_metadata(body)))
+        body = self._body(request, UpdateMetadataRequest)
+        respond(UpdateMetadataResponse(self.metadata_cache.update_metadata(body)))
 
     # -- helpers ----------------------------------------------------------------------------
 

@@ -698,16 +698,15 @@ class ReplicaManager:
         ISR check (only while this broker leads a partition) or the end of a replica
         fetcher's back-off (a time in the past: a fetcher is ready now). None: nothing is
         scheduled."""
-        candidates = [
-            t
-            for t in (
-                self._produce_purgatory.next_deadline(),
-                self._fetch_purgatory.next_deadline(),
-                self._scheduler.next_deadline(),
-            )
-            if t is not None
-        ]
-        return min(candidates) if candidates else None
+        # Asked after every request a broker handles: no list, no generator.
+        deadline = self._scheduler.next_deadline()
+        for candidate in (
+            self._produce_purgatory.timer.next_deadline(),
+            self._fetch_purgatory.timer.next_deadline(),
+        ):
+            if candidate is not None and (deadline is None or candidate < deadline):
+                deadline = candidate
+        return deadline
 
     def shutdown(self) -> None:
         """Stop: drop pending delayed operations unanswered (as Kafka does) and all fetchers.
