@@ -38,7 +38,7 @@ manager.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Protocol
 
 from purgatory import DelayedOperation
@@ -99,7 +99,7 @@ class DelayedFetch(DelayedOperation):
         self._response_callback = response_callback
         # Each partition's available bytes (capped at its max_bytes) at its last check, and
         # their sum: set by the first full try, then kept up to date per key.
-        self._available: dict[TopicPartition, int] | None = None
+        self._available: dict[TopicPartition, int] = {}
         self._accumulated = 0
 
     @property
@@ -112,62 +112,60 @@ class DelayedFetch(DelayedOperation):
         force completion if one holds, else remember each partition's available bytes.
 
         An error, a fetch offset beyond the end offset or a segment change completes at once;
-        otherwise the fetch completes when the available bytes sum to ``min_bytes``.
+        otherwise the fetch completes when the available bytes sum to ``min_bytes`` (it stops
+        at the partition that reaches it: every share is non-negative).
         """
-        available: dict[TopicPartition, int] = {}
-        for tp in self._fetch_status:
-            share = self._available_bytes(tp)
-            if share < 0:
-                return self.force_complete()
-            available[tp] = share
-        self._available = available
-        self._accumulated = sum(available.values())
-        if self._accumulated >= self._params.min_bytes:
-            return self.force_complete()
-        return False
+        self._available = dict.fromkeys(self._fetch_status, 0)
+        self._accumulated = 0
+        return self._check(self._fetch_status)
 
     def try_complete_for_key(self, key: Hashable) -> bool:
         """Check partition ``key`` only (see the module docstring): complete if its state
         completes the fetch, or if its new share brings the sum to ``min_bytes``. Before the
         first full try (or for a key not fetched), :meth:`try_complete`."""
-        available = self._available
-        if available is None or key not in available:
+        if key not in self._available:
             return self.try_complete()
-        tp = key  # a key of `available`: a TopicPartition
-        share = self._available_bytes(tp)
-        if share < 0:
-            return self.force_complete()
-        self._accumulated += share - available[tp]
-        available[tp] = share
-        if self._accumulated >= self._params.min_bytes:
-            return self.force_complete()
-        return False
+        return self._check((key,))
 
-    def _available_bytes(self, tp: TopicPartition) -> int:
-        """The bytes partition ``tp`` has for this fetch now, capped at its ``max_bytes``, or
-        -1 if its state completes the fetch at once (an error, a fetch offset beyond the end
-        offset, a segment change)."""
-        fetch_offset, fetch_info = self._fetch_status[tp]
-        if fetch_offset.message_offset < 0:
-            return 0  # the first read failed or was emptied: nothing to wait for
-        partition = self._replica_manager.partitions.get(tp)
-        if partition is None:
-            return -1
-        end_offset = partition.fetch_end_offset_metadata(
-            fetch_info.current_leader_epoch, self._params.isolation
-        )
-        if end_offset is None:  # not the leader (in the fetch's epoch) any more
-            return -1
-        if fetch_offset.message_offset > end_offset.message_offset:
-            return -1  # beyond what this fetcher may read
-        # Equal offsets wait whatever their segments: after a roll the end offset may sit,
-        # unchanged, on the older segment.
-        if fetch_offset.message_offset < end_offset.message_offset:
-            if fetch_offset.on_older_segment(end_offset):
-                return -1
-            if fetch_offset.on_same_segment(end_offset):
-                return min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
-        return 0
+    def _check(self, tps: Iterable[TopicPartition]) -> bool:
+        """Check partitions ``tps``: complete at once if the state of one does, else replace
+        each one's share of the available bytes and complete if the sum reaches
+        ``min_bytes``. One loop for both kinds of try, with no call per partition beyond
+        what the conditions need."""
+        available = self._available
+        statuses = self._fetch_status
+        partitions = self._replica_manager.partitions
+        isolation = self._params.isolation
+        min_bytes = self._params.min_bytes
+        accumulated = self._accumulated
+        for tp in tps:
+            fetch_offset, fetch_info = statuses[tp]
+            if fetch_offset.message_offset < 0:
+                continue  # the first read failed or was emptied: nothing to wait for
+            partition = partitions.get(tp)
+            if partition is None:
+                return self.force_complete()
+            end_offset = partition.fetch_end_offset_metadata(
+                fetch_info.current_leader_epoch, isolation
+            )
+            if end_offset is None:  # not the leader (in the fetch's epoch) any more
+                return self.force_complete()
+            if fetch_offset.message_offset > end_offset.message_offset:
+                return self.force_complete()  # beyond what this fetcher may read
+            # Equal offsets wait whatever their segments: after a roll the end offset may sit,
+            # unchanged, on the older segment.
+            share = 0
+            if fetch_offset.message_offset < end_offset.message_offset:
+                if fetch_offset.on_older_segment(end_offset):
+                    return self.force_complete()
+                if fetch_offset.on_same_segment(end_offset):
+                    share = min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
+            accumulated += share - available[tp]
+            available[tp] = share
+            if accumulated >= min_bytes:
+                return self.force_complete()
+        self._accumulated = accumulated
+        return False
 
     def on_complete(self) -> None:
         infos = {tp: fetch_info for tp, (_, fetch_info) in self._fetch_status.items()}
