@@ -148,6 +148,11 @@ class ReplicaManager:
         return self._produce_purgatory
 
     @property
+    def clock(self) -> Callable[[], int]:
+        """The injected clock (integer milliseconds) every method reads."""
+        return self._clock
+
+    @property
     def fetch_purgatory(self) -> DelayedOperationPurgatory[DelayedFetch]:
         """The Fetch purgatory (``watched`` and ``num_delayed`` are its metrics)."""
         return self._fetch_purgatory
