@@ -2,16 +2,8 @@
 answers only the partitions with news.
 
 Kafka's ``FetchSession.scala`` (Kafka 3.9), on the broker side, beside KafkaApis. A fetch
-request carries a session id and an epoch (:class:`FetchMetadata`):
-
-=================  =========  ============================================================
-session id         epoch      meaning
-=================  =========  ============================================================
-0                  -1 (FINAL) a sessionless full fetch: no session is made (old clients)
-0 or an old id     0 (INITIAL) a full fetch that opens a new session (closing the old one)
-an id              -1 (FINAL) a full fetch that closes session ``id``
-an id              >= 1       an incremental fetch in session ``id``, epoch ``epoch``
-=================  =========  ============================================================
+request carries a session id and an epoch (:class:`~replica.fetch_session_handler.FetchMetadata`;
+the fetcher's module has the table of what they mean).
 
 A *full* fetch lists every partition and gets every partition back. An *incremental* fetch
 lists only the partitions added to the session or whose fetch data changed (fetch offset,
@@ -31,7 +23,8 @@ otherwise no session is made and the full fetch is answered without one (session
 Kafka does. Kafka also lets a bigger consumer session evict a smaller one; the model does
 not. Session ids come from a counter, not a random generator: same inputs, same ids.
 
-Time comes from the caller (``now`` in ms): the module is sans-IO.
+Time comes from the caller (``now`` in ms): the module is sans-IO. The fetcher's side, and
+:class:`FetchMetadata`, are in :mod:`replica.fetch_session_handler`.
 """
 
 from __future__ import annotations
@@ -41,6 +34,12 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from replica.errors import Errors
+from replica.fetch_session_handler import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    FetchMetadata,
+)
 from replica.types import FetchPartitionData, PartitionFetchInfo, TopicPartition
 
 __all__ = [
@@ -54,31 +53,6 @@ __all__ = [
     "FetchSession",
     "FetchSessionCache",
 ]
-
-INVALID_SESSION_ID = 0
-"""The session id of a request that has no session (yet)."""
-INITIAL_EPOCH = 0
-"""The epoch of a full fetch that opens a session."""
-FINAL_EPOCH = -1
-"""The epoch of a full fetch that wants no session (closing the named one, if any)."""
-
-
-@attrs.frozen
-class FetchMetadata:
-    """A fetch request's session id and epoch (see the module docstring's table)."""
-
-    session_id: int = INVALID_SESSION_ID
-    epoch: int = FINAL_EPOCH
-
-    @property
-    def is_full(self) -> bool:
-        """True for a full fetch (epoch INITIAL or FINAL)."""
-        return self.epoch in (INITIAL_EPOCH, FINAL_EPOCH)
-
-    def next_incremental(self) -> FetchMetadata:
-        """The metadata of the next fetch in this session (epoch + 1, wrapping past 2**31-1
-        to 1 as Kafka's ``nextEpoch`` does)."""
-        return FetchMetadata(self.session_id, 1 if self.epoch >= 2**31 - 1 else self.epoch + 1)
 
 
 @attrs.define(eq=False)
