@@ -475,13 +475,17 @@ class ReplicaManager:
                         now,
                         diverging_epoch=diverging,
                     )
-            data = partition.read_records(
-                fetch_info.fetch_offset,
-                fetch_info.current_leader_epoch,
-                min(fetch_info.max_bytes, limit_bytes),
-                isolation,
-                min_one_message,
-            )
+            max_bytes = min(fetch_info.max_bytes, limit_bytes)
+            if follower_id >= 0:  # check_follower_fetch made read_records' checks already
+                data = log.read(fetch_info.fetch_offset, max_bytes, isolation, min_one_message)
+            else:
+                data = partition.read_records(
+                    fetch_info.fetch_offset,
+                    fetch_info.current_leader_epoch,
+                    max_bytes,
+                    isolation,
+                    min_one_message,
+                )
         except ApiError as e:
             if partition is None:
                 return LogReadResult(
