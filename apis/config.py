@@ -13,7 +13,7 @@ from mypy_extensions import mypyc_attr
 from apis.exceptions import ApisError
 from coordinator.config import GroupConfig, OffsetConfig
 from replica.config import BrokerConfig
-from replica.config_def import FieldErrors, doc, positive_int
+from replica.config_def import FieldErrors, at_least, doc, positive_int
 
 __all__ = ["InvalidKafkaConfigError", "KafkaConfig"]
 
@@ -49,5 +49,22 @@ class KafkaConfig:
             "fetch.max.bytes: upper bound the broker puts on a fetch response (a consumer's "
             "or a follower's), whatever max_bytes the request asks for; min_bytes is capped "
             "at the result"
+        ),
+    )
+    max_incremental_fetch_session_cache_slots: int = attrs.field(
+        default=1000,
+        validator=at_least(0),
+        metadata=doc(
+            "max.incremental.fetch.session.cache.slots: how many fetch sessions (KIP-227) the "
+            "broker keeps"
+        ),
+    )
+    min_incremental_fetch_session_eviction_ms: int = attrs.field(
+        default=120_000,
+        validator=at_least(0),
+        metadata=doc(
+            "min.incremental.fetch.session.eviction.ms: how long a fetch session must go "
+            "unused before any newcomer may evict it",
+            unit="ms",
         ),
     )

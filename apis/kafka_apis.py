@@ -44,6 +44,7 @@ from apis.controller_requests import (
     UpdateMetadataResponse,
 )
 from apis.fetch import FetchRequest, FetchResponse, fetch_error
+from apis.fetch_session import FetchManager, FetchMetadata, FetchSessionCache
 from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from apis.heartbeat import HeartbeatRequest, HeartbeatResponse
 from apis.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
@@ -199,6 +200,13 @@ class KafkaApis:
         self.config = config
         self.request_channel = request_channel
         self.unknown_server_errors = 0
+        #: The broker's fetch sessions (KIP-227).
+        self.fetch_manager = FetchManager(
+            FetchSessionCache(
+                config.max_incremental_fetch_session_cache_slots,
+                config.min_incremental_fetch_session_eviction_ms,
+            )
+        )
         self._handlers: dict[type, Callable[[Request], None]] = {
             api.request: getattr(self, api.handler) for api in API_TABLE.values()
         }
@@ -290,6 +298,12 @@ class KafkaApis:
         capped at ``fetch.max.bytes`` (consumers and followers alike), and ``min_bytes`` is
         capped at that (KAFKA-9101): a fetch never waits for more than it may receive. A
         consumer's response does not carry the leader's log end offset.
+
+        Fetch sessions (KIP-227) are resolved first by :attr:`fetch_manager` (see
+        :mod:`apis.fetch_session`): an incremental fetch reads every partition of its session
+        and its response lists the partitions with news; a session error
+        (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH) is answered at once, at top
+        level, with no partitions. A follower's session is privileged in the cache.
         """
         with self._responding(request) as respond:
             body = self._body(request, FetchRequest)
@@ -297,7 +311,19 @@ class KafkaApis:
                 respond(body.error_response(Errors.INVALID_REQUEST))
                 return
             from_follower = body.replica_id >= 0
-            rejected, valid = self._split_known(body.fetch_data)
+            fetch_manager = self.fetch_manager
+            context = fetch_manager.new_context(
+                FetchMetadata(body.session_id, body.session_epoch),
+                body.fetch_data,
+                body.forgotten,
+                from_follower,
+                self.replica_manager.clock(),
+            )
+            if context.error is not Errors.NONE:  # a session error: nothing is fetched
+                respond(FetchResponse(context.error, {}))
+                return
+            fetch_data = context.fetch_data
+            rejected, valid = self._split_known(fetch_data)
             rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
 
             def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
@@ -306,12 +332,15 @@ class KafkaApis:
                 responses = data
                 if rejected_data:
                     merged = {**rejected_data, **data}
-                    responses = {tp: merged[tp] for tp in body.fetch_data}
+                    responses = {tp: merged[tp] for tp in fetch_data}
                 if not from_follower:
                     responses = {
                         tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
                     }
-                respond(FetchResponse(Errors.NONE, responses))
+                session_id, responses = fetch_manager.response_data(
+                    context, responses, self.replica_manager.clock()
+                )
+                respond(FetchResponse(Errors.NONE, responses, session_id=session_id))
 
             if not valid:
                 send({})

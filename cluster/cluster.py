@@ -218,14 +218,23 @@ class Cluster:
             if response.error is Errors.NETWORK_EXCEPTION:
                 fetcher.handle_fetch_failure(self.clock.now)
             else:
-                fetcher.handle_fetch_response(response.responses, self.clock.now)
+                fetcher.handle_fetch_response(
+                    response.responses,
+                    self.clock.now,
+                    session_id=response.session_id,
+                    error=response.error,
+                )
 
+        session = fetch.session
         body = FetchRequest(
-            fetch_data=fetch.fetch_infos,
+            fetch_data=session.to_send,
             max_wait_ms=fetch.max_wait_ms,
             min_bytes=fetch.min_bytes,
             max_bytes=fetch.max_bytes,
             replica_id=fetch.replica_id,
+            session_id=session.metadata.session_id,
+            session_epoch=session.metadata.epoch,
+            forgotten=session.forgotten,
         )
         self.send(fetcher.leader_id, body, on_response, source=broker_node_name(node.broker_id))
 
@@ -330,4 +339,3 @@ class Cluster:
         state = self.controller.elect_leader(tp, broker_id)
         self.run_until_idle()
         return state
-

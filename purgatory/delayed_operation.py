@@ -12,6 +12,16 @@ The completion protocol (as in Kafka's ``DelayedOperation``):
   already True while ``on_complete`` runs for an expiry, so ``on_complete`` can tell the two
   cases apart.
 
+Which key changed: :meth:`~purgatory.DelayedOperationPurgatory.check_and_complete` names the
+key whose state changed, and tries each operation watched under it with
+:meth:`~DelayedOperation.try_complete_for_key`. By default that is ``try_complete()``: the
+whole condition is checked again. An operation watched under many keys whose condition is a
+sum or a conjunction over its keys can override it to re-examine only that key's part and
+keep the rest from earlier checks, so that a check costs O(1) rather than O(keys). The
+contract: it completes exactly when ``try_complete()`` would, provided every change to the
+state the operation waits on is followed by a check of the key it changed (the purgatory's
+rule anyway). The first tries, at submission, are always ``try_complete()``.
+
 An operation's lifecycle is an :class:`OperationState`: it is PENDING until exactly one of
 three transitions, which are final: to COMPLETED (satisfied or forced), to EXPIRED (its timer
 fired) or to CANCELLED (:meth:`~DelayedOperation.cancel`); :data:`TRANSITIONS` is the table.
@@ -36,7 +46,7 @@ through ``TimerTask.cancel`` itself, which nothing else calls on an operation.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Protocol
 
 from mypy_extensions import mypyc_attr
@@ -136,6 +146,13 @@ class DelayedOperation(TimerTask):
         Must return False without side effects when the condition does not hold yet.
         """
         raise NotImplementedError
+
+    def try_complete_for_key(self, key: Hashable) -> bool:
+        """Like :meth:`try_complete`, knowing that only the state watched under ``key`` changed
+        since the last try (see the module docstring); the purgatory's
+        ``check_and_complete(key)`` calls it. By default, ``return self.try_complete()``.
+        """
+        return self.try_complete()
 
     def on_complete(self) -> None:
         """The operation's completion logic; runs exactly once (satisfied, forced or expired)."""

@@ -286,10 +286,11 @@ class DelayedOperationPurgatory(Generic[Op]):
     def check_and_complete(self, key: Hashable) -> int:
         """Try to complete every operation watched under ``key``; return how many completed.
 
-        Operations are tried in :meth:`watchers` order. Completed ones are then dropped from
-        ``key``'s list and from every list of the groups walked, and a key is forgotten when
-        its last operation goes. Operations added under ``key`` while the lists are walked (by
-        callbacks) are tried too.
+        Operations are tried in :meth:`watchers` order, each with its
+        :meth:`~DelayedOperation.try_complete_for_key` (``key``). Completed ones are then
+        dropped from ``key``'s list and from every list of the groups walked, and a key is
+        forgotten when its last operation goes. Operations added under ``key`` while the lists
+        are walked (by callbacks) are tried too.
         """
         try:
             watchers = self._watch_lists.get(key)
@@ -303,14 +304,14 @@ class DelayedOperationPurgatory(Generic[Op]):
         self._check_depth += 1
         try:
             if watchers is not None:
-                completed += _try_each(watchers)
+                completed += _try_each(watchers, key)
             if groups is not None:
                 seen: set[WatchGroup[Op]] = set()
                 while fresh := [group for group in groups if group not in seen]:
                     for group in fresh:
                         seen.add(group)
                         walked.append(group)
-                        completed += _try_each(group.operations)
+                        completed += _try_each(group.operations, key)
         finally:
             self._check_depth -= 1
             if self._check_depth == 0:
@@ -509,15 +510,15 @@ class DelayedOperationPurgatory(Generic[Op]):
             self.purge_completed()
 
 
-def _try_each(watchers: list[Op]) -> int:
-    """Try every operation of ``watchers`` not done yet, including ones appended meanwhile;
-    return how many completed."""
+def _try_each(watchers: list[Op], key: Hashable) -> int:
+    """Try every operation of ``watchers`` not done yet for a change of ``key``, including
+    ones appended meanwhile; return how many completed."""
     completed = 0
     position = 0
     while position < len(watchers):
         operation = watchers[position]
         position += 1
-        if operation._state is _PENDING and operation.try_complete():
+        if operation._state is _PENDING and operation.try_complete_for_key(key):
             completed += 1
     return completed
 

@@ -19,6 +19,15 @@ waited (its case H). That cannot happen here: a fetch that diverges is answered 
 while a broker leads its log only grows and each new epoch starts at its log end, so an epoch
 that reached the fetch offset keeps reaching it.
 
+Checks per key: the first tries (at submission) check every partition and keep each one's
+available bytes and their sum. Afterwards the purgatory names the partition whose state
+changed (:meth:`~DelayedFetch.try_complete_for_key`), and only that partition is checked
+again: its bytes replace its earlier share of the sum, so a check costs O(1) however many
+partitions the fetch has (a follower's carries every partition it follows). That is exact
+because the manager checks a partition's key after every change a condition reads: an append
+(end offset, segment roll), a high-watermark move, a change of leadership or a truncation
+(which follows one).
+
 On completion (satisfied, forced or expired) the data is read again *then* and handed to the
 response callback: the nested callback of the refactoring design.
 
@@ -29,7 +38,7 @@ manager.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Protocol
 
 from purgatory import DelayedOperation
@@ -66,7 +75,14 @@ request. A plain tuple: one is built for every partition of every fetch that wai
 class DelayedFetch(DelayedOperation):
     """Waits (``params.max_wait_ms``) until ``params.min_bytes`` can be read."""
 
-    __slots__ = ("_fetch_status", "_params", "_replica_manager", "_response_callback")
+    __slots__ = (
+        "_accumulated",
+        "_available",
+        "_fetch_status",
+        "_params",
+        "_replica_manager",
+        "_response_callback",
+    )
 
     def __init__(
         self,
@@ -81,6 +97,10 @@ class DelayedFetch(DelayedOperation):
         self._fetch_status = fetch_status
         self._replica_manager = replica_manager
         self._response_callback = response_callback
+        # Each partition's available bytes (capped at its max_bytes) at its last check, and
+        # their sum: set by the first full try, then kept up to date per key.
+        self._available: dict[TopicPartition, int] = {}
+        self._accumulated = 0
 
     @property
     def params(self) -> FetchParams:
@@ -88,19 +108,38 @@ class DelayedFetch(DelayedOperation):
         return self._params
 
     def try_complete(self) -> bool:
-        """Check the completion conditions (see the module docstring); force completion if
-        one holds.
+        """Check the completion conditions of every partition (see the module docstring);
+        force completion if one holds, else remember each partition's available bytes.
 
-        It stops at the first partition that decides: an error, a fetch offset beyond the end
-        offset or a segment change completes at once, and as every partition adds a
-        non-negative number of bytes, so does reaching ``min_bytes``. Kafka sums every
-        partition before comparing; the outcome is the same.
+        An error, a fetch offset beyond the end offset or a segment change completes at once;
+        otherwise the fetch completes when the available bytes sum to ``min_bytes`` (it stops
+        at the partition that reaches it: every share is non-negative).
         """
-        accumulated = 0
-        min_bytes = self._params.min_bytes
-        isolation = self._params.isolation
+        self._available = dict.fromkeys(self._fetch_status, 0)
+        self._accumulated = 0
+        return self._check(self._fetch_status)
+
+    def try_complete_for_key(self, key: Hashable) -> bool:
+        """Check partition ``key`` only (see the module docstring): complete if its state
+        completes the fetch, or if its new share brings the sum to ``min_bytes``. Before the
+        first full try (or for a key not fetched), :meth:`try_complete`."""
+        if key not in self._available:
+            return self.try_complete()
+        return self._check((key,))
+
+    def _check(self, tps: Iterable[TopicPartition]) -> bool:
+        """Check partitions ``tps``: complete at once if the state of one does, else replace
+        each one's share of the available bytes and complete if the sum reaches
+        ``min_bytes``. One loop for both kinds of try, with no call per partition beyond
+        what the conditions need."""
+        available = self._available
+        statuses = self._fetch_status
         partitions = self._replica_manager.partitions
-        for tp, (fetch_offset, fetch_info) in self._fetch_status.items():
+        isolation = self._params.isolation
+        min_bytes = self._params.min_bytes
+        accumulated = self._accumulated
+        for tp in tps:
+            fetch_offset, fetch_info = statuses[tp]
             if fetch_offset.message_offset < 0:
                 continue  # the first read failed or was emptied: nothing to wait for
             partition = partitions.get(tp)
@@ -115,16 +154,17 @@ class DelayedFetch(DelayedOperation):
                 return self.force_complete()  # beyond what this fetcher may read
             # Equal offsets wait whatever their segments: after a roll the end offset may sit,
             # unchanged, on the older segment.
+            share = 0
             if fetch_offset.message_offset < end_offset.message_offset:
                 if fetch_offset.on_older_segment(end_offset):
                     return self.force_complete()
                 if fetch_offset.on_same_segment(end_offset):
-                    available = end_offset.position_diff(fetch_offset)
-                    accumulated += min(available, fetch_info.max_bytes)
-                    if accumulated >= min_bytes:
-                        return self.force_complete()
-        if accumulated >= min_bytes:
-            return self.force_complete()
+                    share = min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
+            accumulated += share - available[tp]
+            available[tp] = share
+            if accumulated >= min_bytes:
+                return self.force_complete()
+        self._accumulated = accumulated
         return False
 
     def on_complete(self) -> None:

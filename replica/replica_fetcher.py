@@ -53,6 +53,14 @@ Errors, per partition:
   ...): the partition is left alone for replica.fetch.backoff.ms, or until a metadata change
   re-adds it, whichever comes first.
 
+Fetch sessions (KIP-227): the fetcher keeps a session with its leader
+(:class:`~replica.fetch_session_handler.FetchSessionHandler`); each request says both what
+the leader fetches (``fetch_infos``) and what travels in the session (the partitions added or
+changed since the last fetch, the ones dropped). A response then lists only the partitions
+with news; the others need nothing done. A failed fetch or a session error makes the next
+fetch full. Wired directly to ``fetch_messages`` (no session on the leader) every fetch is
+full.
+
 Waking up: while nothing is in flight, a fetcher's next fetch is due at the earliest
 ``ready_at_ms`` of its partitions (at once unless they all back off). The fetcher keeps one
 timer task on its broker's scheduler (the :class:`~purgatory.TimingWheel` of the broker's own
@@ -80,6 +88,11 @@ from purgatory import TimerTask, TimingWheel
 from replica.config import BrokerConfig
 from replica.errors import Errors
 from replica.exceptions import ReplicaArgumentError
+from replica.fetch_session_handler import (
+    INVALID_SESSION_ID,
+    FetchRequestData,
+    FetchSessionHandler,
+)
 from replica.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET
 from replica.partition import Partition
 from replica.types import (
@@ -131,13 +144,17 @@ class PartitionFetchState:
 
 @attrs.define(frozen=True)
 class ReplicaFetchRequest:
-    """A follower's fetch: the arguments of the leader's ``ReplicaManager.fetch_messages``."""
+    """A follower's fetch: the arguments of the leader's ``ReplicaManager.fetch_messages``
+    (``fetch_infos``: every partition to fetch), and the same fetch in the fetcher's session
+    with the leader (``session``: what a Fetch request carries on the wire, see
+    :mod:`replica.fetch_session_handler`)."""
 
     replica_id: int
     max_wait_ms: int
     min_bytes: int
     max_bytes: int
     fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
+    session: FetchRequestData
 
 
 class _NextFetchDue(TimerTask):
@@ -160,6 +177,7 @@ class ReplicaFetcher:
         self._next_fetch_due = _NextFetchDue()
         self._next_fetch_ms: int | None = None  # next_fetch_time_ms(), kept by _rearm
         self._waking = True
+        self._session = FetchSessionHandler()
 
     def __repr__(self) -> str:
         return (
@@ -262,6 +280,7 @@ class ReplicaFetcher:
             config.replica_fetch_min_bytes,
             config.replica_fetch_response_max_bytes,
             fetch_infos,
+            self._session.build(fetch_infos),
         )
         self._next_fetch_ms = None
         self._next_fetch_due.cancel()
@@ -275,6 +294,7 @@ class ReplicaFetcher:
             ReplicaArgumentError: no fetch is in flight.
         """
         request = self._take_in_flight()
+        self._session.handle_error()
         ready_at = now_ms + self.replica_manager.config.replica_fetch_backoff_ms
         for tp in request.fetch_infos:
             state = self._states.get(tp)
@@ -283,11 +303,19 @@ class ReplicaFetcher:
         self._rearm()
 
     def handle_fetch_response(
-        self, response: Mapping[TopicPartition, FetchPartitionData], now_ms: int
+        self,
+        response: Mapping[TopicPartition, FetchPartitionData],
+        now_ms: int,
+        *,
+        session_id: int = INVALID_SESSION_ID,
+        error: Errors = Errors.NONE,
     ) -> None:
         """Apply the leader's response to the in-flight fetch (see the module docstring).
 
         Partitions removed, re-added or moved since the request was built are skipped.
+        ``session_id`` and the top-level ``error`` go to the fetch session: in an incremental
+        fetch's response the partitions without news are absent (nothing changed for them);
+        after a session error (which comes without partitions) the next fetch is full.
 
         Raises:
             ReplicaArgumentError: no fetch is in flight.
@@ -296,6 +324,7 @@ class ReplicaFetcher:
                 boundaries, which the model never produces).
         """
         request = self._take_in_flight()
+        self._session.handle_response(session_id, error)
         backoff_ms = self.replica_manager.config.replica_fetch_backoff_ms
         states = self._states
         requested_infos = request.fetch_infos

@@ -157,6 +157,11 @@ class ReplicaManager:
         return self._produce_purgatory
 
     @property
+    def clock(self) -> Callable[[], int]:
+        """The injected clock (integer milliseconds) every method reads."""
+        return self._clock
+
+    @property
     def fetch_purgatory(self) -> DelayedOperationPurgatory[DelayedFetch]:
         """The Fetch purgatory (``watched`` and ``num_delayed`` are its metrics)."""
         return self._fetch_purgatory
@@ -479,13 +484,17 @@ class ReplicaManager:
                         now,
                         diverging_epoch=diverging,
                     )
-            data = partition.read_records(
-                fetch_info.fetch_offset,
-                fetch_info.current_leader_epoch,
-                min(fetch_info.max_bytes, limit_bytes),
-                isolation,
-                min_one_message,
-            )
+            max_bytes = min(fetch_info.max_bytes, limit_bytes)
+            if follower_id >= 0:  # check_follower_fetch made read_records' checks already
+                data = log.read(fetch_info.fetch_offset, max_bytes, isolation, min_one_message)
+            else:
+                data = partition.read_records(
+                    fetch_info.fetch_offset,
+                    fetch_info.current_leader_epoch,
+                    max_bytes,
+                    isolation,
+                    min_one_message,
+                )
         except ApiError as e:
             if partition is None:
                 return LogReadResult(
@@ -718,16 +727,15 @@ class ReplicaManager:
         ISR check (only while this broker leads a partition) or the end of a replica
         fetcher's back-off (a time in the past: a fetcher is ready now). None: nothing is
         scheduled."""
-        candidates = [
-            t
-            for t in (
-                self._produce_purgatory.next_deadline(),
-                self._fetch_purgatory.next_deadline(),
-                self._scheduler.next_deadline(),
-            )
-            if t is not None
-        ]
-        return min(candidates) if candidates else None
+        # Asked after every request a broker handles: no list, no generator.
+        deadline = self._scheduler.next_deadline()
+        for candidate in (
+            self._produce_purgatory.timer.next_deadline(),
+            self._fetch_purgatory.timer.next_deadline(),
+        ):
+            if candidate is not None and (deadline is None or candidate < deadline):
+                deadline = candidate
+        return deadline
 
     def shutdown(self) -> None:
         """Stop: drop pending delayed operations unanswered (as Kafka does) and all fetchers.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
 
 from purgatory.delayed_operation import DelayedOperation
@@ -31,14 +31,14 @@ class CallbackRecorder:
 
     :meth:`instrument` switches an operation to a subclass of its own type (one per type, with
     no extra slots, so any type whose instances allow ``__class__`` assignment works) whose
-    ``try_complete``, ``on_complete`` and ``on_expiration`` record the call, check the
-    protocol, and then run the original method. The protocol checks raise
+    ``try_complete``, ``try_complete_for_key``, ``on_complete`` and ``on_expiration`` record
+    the call, check the protocol, and then run the original method. The protocol checks raise
     :class:`LifecycleViolation` on the spot:
 
     * ``on_complete`` runs at most once;
     * ``on_expiration`` runs only right after an ``on_complete`` that saw ``is_expired``;
-    * ``try_complete`` returns True exactly when that call completed the operation (i.e. it
-      returned ``self.force_complete()``).
+    * ``try_complete`` and ``try_complete_for_key`` return True exactly when that call
+      completed the operation (i.e. it returned ``self.force_complete()``).
 
     ``describe(op)``, if given, says more about an operation than its repr (the lifecycle
     machine gives its history); it is appended to every violation message.
@@ -85,23 +85,31 @@ class CallbackRecorder:
     def _subclass(self, cls: type[DelayedOperation]) -> type[DelayedOperation]:
         recorder = self
         base_try_complete = cls.try_complete
+        base_try_complete_for_key = cls.try_complete_for_key
         base_on_complete = cls.on_complete
         base_on_expiration = cls.on_expiration
 
-        def try_complete(op: DelayedOperation) -> bool:
-            done_before = op.is_completed or op.is_cancelled
-            result = base_try_complete(op)
+        def check_try(op: DelayedOperation, name: str, result: bool, done_before: bool) -> bool:
             if result and (done_before or not op.is_completed):
                 raise recorder._violation(
                     op,
-                    "try_complete() returned True but did not complete the operation; "
+                    f"{name}() returned True but did not complete the operation; "
                     "it must `return self.force_complete()` when the condition holds",
                 )
             if not result and not done_before and op.is_completed:
                 raise recorder._violation(
-                    op, "try_complete() completed the operation but returned False"
+                    op, f"{name}() completed the operation but returned False"
                 )
             return result
+
+        def try_complete(op: DelayedOperation) -> bool:
+            done_before = op.is_completed or op.is_cancelled
+            return check_try(op, "try_complete", base_try_complete(op), done_before)
+
+        def try_complete_for_key(op: DelayedOperation, key: Hashable) -> bool:
+            done_before = op.is_completed or op.is_cancelled
+            result = base_try_complete_for_key(op, key)
+            return check_try(op, "try_complete_for_key", result, done_before)
 
         def on_complete(op: DelayedOperation) -> None:
             log = recorder.callbacks[op]
@@ -130,6 +138,7 @@ class CallbackRecorder:
             "__module__": cls.__module__,
             "__qualname__": cls.__qualname__,
             "try_complete": try_complete,
+            "try_complete_for_key": try_complete_for_key,
             "on_complete": on_complete,
             "on_expiration": on_expiration,
         }

@@ -21,6 +21,14 @@ partition's fetch position moves past them. Then, per error:
   back-off.
 
 Without errors the loop runs again at once, so a fetch is always parked at every leader.
+
+Fetch sessions (KIP-227), as Kafka's consumer keeps them: one
+:class:`~replica.fetch_session_handler.FetchSessionHandler` per leader, so after the first
+(full) fetch each request carries only the partitions whose position moved (or that were
+added) and names those dropped, and the response lists only the partitions with news. A
+session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH) makes the next fetch
+full and the loop runs again at once; a lost fetch or the client timeout also makes the next
+fetch full.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import attrs
 
 from apis.fetch import FetchRequest, FetchResponse
 from replica.errors import Errors
+from replica.fetch_session_handler import FetchSessionHandler
 from replica.records import Record, RecordBatch
 from replica.types import PartitionFetchInfo, TopicPartition
 from sim.clients.consumer_config import ConsumerConfig
@@ -57,6 +66,8 @@ _METADATA_ERRORS = frozenset(
 )
 """Errors after which the leader is looked up again. A broken connection (NETWORK_EXCEPTION)
 counts: the broker may be gone and its partitions led elsewhere."""
+_SESSION_ERRORS = frozenset({Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH})
+"""Top-level errors after which the next fetch is full, at once (no back-off)."""
 
 
 @attrs.define
@@ -93,6 +104,7 @@ class Fetcher:
         "_requests",
         "_reset",
         "_scheduler",
+        "_sessions",
         "_wants_records",
     )
 
@@ -116,7 +128,9 @@ class Fetcher:
         self._wants_records = wants_records
         self._deliver = deliver
         self._reset = reset
-        self._in_flight: dict[int, FetchRequest] = {}  # leader -> its fetch in flight
+        # leader -> what its fetch in flight fetches (every partition, also those not sent)
+        self._in_flight: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
+        self._sessions: dict[int, FetchSessionHandler] = {}  # leader -> its fetch session
         self._backoff_until: dict[int, int] = {}  # leader -> no fetch to it before this time
         self._paused = False
 
@@ -151,13 +165,20 @@ class Fetcher:
         if leaderless:
             self._requests.after_refresh(self.maybe_fetch)
         for leader, fetch_data in by_leader.items():
+            session = self._sessions.get(leader)
+            if session is None:
+                session = self._sessions[leader] = FetchSessionHandler()
+            data = session.build(fetch_data)
             request = FetchRequest(
-                fetch_data,
+                data.to_send,
                 max_wait_ms=self._config.fetch_max_wait_ms,
                 min_bytes=self._config.fetch_min_bytes,
                 max_bytes=self._config.fetch_max_bytes,
+                session_id=data.metadata.session_id,
+                session_epoch=data.metadata.epoch,
+                forgotten=data.forgotten,
             )
-            self._in_flight[leader] = request
+            self._in_flight[leader] = fetch_data
             self._requests.send(leader, request, self._answer_handler(leader))
 
     def _answer_handler(self, leader: int) -> Callable[[FetchResponse | None], None]:
@@ -165,18 +186,25 @@ class Fetcher:
 
     def _fetched(self, leader: int, response: FetchResponse | None) -> None:
         """``leader`` answered its fetch in flight (None: the client timeout)."""
-        request = self._in_flight.pop(leader)
+        fetched = self._in_flight.pop(leader)
+        session = self._sessions[leader]
         if response is None:
+            session.handle_error()
             self._requests.later(self.maybe_fetch)
             return
+        session_failed = response.error in _SESSION_ERRORS
+        session.handle_response(response.session_id, response.error)
         records = ConsumerRecords()
         refresh = response.error in _METADATA_ERRORS
-        backoff = response.error != Errors.NONE
+        backoff = response.error != Errors.NONE and not session_failed
         reset: list[TopicPartition] = []
-        for tp, data in response.responses.items():
-            info = request.fetch_data.get(tp)
-            if info is None or self._positions.fetch_position(tp) != info.fetch_offset:
-                continue  # not asked for, or the position moved meanwhile
+        answered = response.responses
+        # In the order of this fetch's partitions, not of the response's: a session lists
+        # its partitions in the order they joined it.
+        for tp, info in fetched.items():
+            data = answered.get(tp)
+            if data is None or self._positions.fetch_position(tp) != info.fetch_offset:
+                continue  # no news, or the position moved meanwhile
             if data.error == Errors.NONE:
                 offset = _unpack(tp, info.fetch_offset, data.records, records)
                 self._positions.fetched_up_to(tp, offset)

@@ -15,6 +15,8 @@ response to one of its own fetches, or changes state (a fault), so the world cal
 
 from __future__ import annotations
 
+from functools import partial
+
 from cluster import Cluster, ClusterError
 from sim.core.engine import Event, Simulator
 
@@ -66,7 +68,7 @@ class BrokerTimers:
             if event.time <= at:
                 return
             event.cancel()
-        self._events[broker_id] = self._sim.call_at(at, lambda: self._wake(broker_id))
+        self._events[broker_id] = self._sim.call_at(at, partial(self._wake, broker_id))
 
     def arm_all(self) -> None:
         """:meth:`arm` every broker."""

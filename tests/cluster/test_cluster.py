@@ -318,3 +318,35 @@ def test_call_result_checks_presence_and_type() -> None:
     assert pending.result(FetchResponse).error is Errors.NONE
     with pytest.raises(UnexpectedResponseError, match="expected a ProduceResponse"):
         pending.result(ProduceResponse)
+
+
+def test_followers_fetch_in_sessions_sending_only_what_changed() -> None:
+    cluster = Cluster(3, config=SMALL)
+    tp = TopicPartition("t", 0)
+    cluster.create_topic("t", 1, 3)  # leader 0; broker 0 leads __consumer_offsets-0 too
+    client = Client(cluster)
+    sessions = cluster.broker(0).apis.fetch_manager.cache
+    fetcher = cluster.broker(1).replica_manager.fetcher_manager.fetchers[0]
+    first = client.produce(tp, [b"a"], acks=-1)
+    cluster.advance(1_000)  # the followers' first fetches, parked before "t" existed, expire
+    first.result(ProduceResponse)
+    # One privileged session per follower on the leader; the parked fetch is incremental and
+    # sends only what changed since the last one (nothing: both partitions are idle).
+    in_flight = fetcher.in_flight
+    assert in_flight is not None and len(in_flight.fetch_infos) == 2
+    assert in_flight.session.metadata.epoch >= 1 and dict(in_flight.session.to_send) == {}
+    assert len(sessions) == 2
+    assert all(sessions.get(s).privileged for s in (1, 2))  # type: ignore[union-attr]
+    # Records still replicate; the follower sends the new offset of the one partition.
+    client.produce(tp, [b"b"], acks=-1).result(ProduceResponse)
+    assert cluster.broker(1).replica_manager.log_end_offset(tp) == 2
+    in_flight = fetcher.in_flight
+    assert in_flight is not None and list(in_flight.session.to_send) == [tp]
+    # A session the leader lost: the follower's next fetch is answered with a session error,
+    # and the one after is full again.
+    for session_id in (1, 2):
+        sessions.remove(session_id)
+    client.produce(tp, [b"c"], acks=-1).result(ProduceResponse)
+    cluster.advance(1_000)
+    assert cluster.broker(1).replica_manager.log_end_offset(tp) == 3
+    assert len(sessions) == 2 and sessions.get(1) is None and sessions.get(2) is None

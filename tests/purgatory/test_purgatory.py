@@ -147,6 +147,41 @@ def test_check_and_complete_returns_the_count_and_drops_completed_operations() -
     assert purgatory.check_and_complete("never-watched") == 0
 
 
+class KeyCounter(ConditionOperation):
+    """Completes once ``needed`` checks named one of its keys; records the keys it was told."""
+
+    __slots__ = ("keys_told", "needed")
+
+    def __init__(self, timeout: int, needed: int) -> None:
+        super().__init__(timeout)
+        self.needed = needed
+        self.keys_told: list[Hashable] = []
+
+    def try_complete_for_key(self, key: Hashable) -> bool:
+        self.keys_told.append(key)
+        if len(self.keys_told) >= self.needed:
+            return self.force_complete()
+        return False
+
+
+@pytest.mark.parametrize("group_min_keys", [1, 8])  # as a group, and on per-key lists
+def test_a_check_tells_each_operation_the_key_it_checks(group_min_keys: int) -> None:
+    purgatory = Purgatory("p", group_min_keys=group_min_keys)
+    op = KeyCounter(100, needed=3)
+    plain = ConditionOperation(100)  # the default: try_complete() checks everything again
+    purgatory.try_complete_else_watch(op, ["a", "b", "c"])
+    purgatory.try_complete_else_watch(plain, ["a", "b", "c"])
+    assert op.keys_told == []  # submission tries try_complete(), not per key
+    assert op.calls.count("try_complete") == 2
+    assert purgatory.check_and_complete("b") == 0
+    assert purgatory.check_and_complete("a") == 0
+    plain.satisfied = True
+    assert purgatory.check_and_complete("c") == 2
+    assert op.keys_told == ["b", "a", "c"]
+    assert op.is_completed and plain.is_completed
+    assert plain.calls.count("try_complete") == 5
+
+
 def test_a_check_drops_operations_completed_through_other_keys() -> None:
     purgatory = Purgatory("p")
     both = ConditionOperation(100)

@@ -179,6 +179,11 @@ class ClaimsCompletion(FlagOperation):
         return self.satisfied  # BUG: returns True without force_complete()
 
 
+class ClaimsCompletionForKey(FlagOperation):
+    def try_complete_for_key(self, key: Hashable) -> bool:
+        return self.satisfied  # BUG: returns True without force_complete()
+
+
 class ExpiresWithoutCompleting(FlagOperation):
     def run(self) -> None:
         self.on_expiration()  # BUG: expiry must be "if force_complete(): on_expiration()"
@@ -193,6 +198,7 @@ class ExpiresWithoutCompleting(FlagOperation):
             r"check_and_complete\(.*\) completed [1-9]\d* operations; expected 0",
         ),
         (ClaimsCompletion, r"try_complete\(\) returned True but did not complete"),
+        (ClaimsCompletionForKey, r"try_complete_for_key\(\) returned True but did not complete"),
         (ExpiresWithoutCompleting, r"on_expiration must run once, right after on_complete"),
     ],
 )

@@ -264,6 +264,34 @@ def test_partition_max_bytes_caps_what_counts_toward_min_bytes(cluster: Cluster)
     assert len(fetch.fetch(TP).records) == 1
 
 
+def test_a_delayed_fetch_sums_min_bytes_over_partitions_checked_one_at_a_time() -> None:
+    # Each check re-examines only the partition whose state changed (try_complete_for_key):
+    # a partition's new share replaces its old one, capped at its max_bytes, and the shares of
+    # the partitions not checked still count.
+    batch = batch_size_in_bytes(records(b"a"))
+    c = Cluster()
+    for tp in (TP, TP1):
+        c.elect(tp, leader=0)
+    c.pump()
+    fetch = Recorder()
+    c.brokers[0].fetch_messages(
+        -1,
+        {TP: PartitionFetchInfo(0, batch), TP1: PartitionFetchInfo(0, batch)},
+        2 * batch,
+        1000,
+        1 << 20,
+        IsolationLevel.READ_UNCOMMITTED,
+        fetch,
+    )
+    for value in (b"a", b"b", b"c"):  # TP's share stays capped at one batch
+        c.produce(0, TP, [value])
+        c.pump()
+    assert not fetch.done
+    c.produce(0, TP1, [b"x"])
+    c.pump()
+    assert [len(fetch.fetch(tp).records) for tp in (TP, TP1)] == [1, 1]
+
+
 def test_delayed_fetch_completes_when_the_end_moves_to_a_new_segment() -> None:
     size = batch_size_in_bytes(records(b"a"))
     c = Cluster(broker_ids=(0,), config=BrokerConfig(log_segment_bytes=size))

@@ -1,0 +1,253 @@
+"""Fetch sessions (KIP-227): a fetcher sends only the partitions that changed, the broker
+answers only the partitions with news.
+
+Kafka's ``FetchSession.scala`` (Kafka 3.9), on the broker side, beside KafkaApis. A fetch
+request carries a session id and an epoch (:class:`~replica.fetch_session_handler.FetchMetadata`;
+the fetcher's module has the table of what they mean).
+
+A *full* fetch lists every partition and gets every partition back. An *incremental* fetch
+lists only the partitions added to the session or whose fetch data changed (fetch offset,
+epochs, ...) and names the partitions to drop (``forgotten``); the broker fetches every
+partition of the session, with the fetch data it remembers, and answers only the partitions
+with news: records, an error, a diverging epoch, or a high watermark, last stable offset or
+log start offset different from the one last sent in this session. Each incremental fetch
+must carry the session's next epoch: an unknown session id is answered
+FETCH_SESSION_ID_NOT_FOUND, a wrong epoch INVALID_FETCH_SESSION_EPOCH (top-level error, no
+partitions, nothing fetched); the fetcher then starts over with a full fetch.
+
+The :class:`FetchSessionCache` holds at most ``max.incremental.fetch.session.cache.slots``
+sessions (Kafka's default 1000). When it is full a new session takes the slot of the least
+recently used session that is stale (unused for ``min.incremental.fetch.session.eviction.ms``),
+or, for a follower (a *privileged* session), of the least recently used consumer session;
+otherwise no session is made and the full fetch is answered without one (session id 0), as
+Kafka does. Kafka also lets a bigger consumer session evict a smaller one; the model does
+not. Session ids come from a counter, not a random generator: same inputs, same ids.
+
+Time comes from the caller (``now`` in ms): the module is sans-IO. The fetcher's side, and
+:class:`FetchMetadata`, are in :mod:`replica.fetch_session_handler`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from replica.errors import Errors
+from replica.fetch_session_handler import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    FetchMetadata,
+)
+from replica.types import FetchPartitionData, PartitionFetchInfo, TopicPartition
+
+__all__ = [
+    "FINAL_EPOCH",
+    "INITIAL_EPOCH",
+    "INVALID_SESSION_ID",
+    "CachedPartition",
+    "FetchContext",
+    "FetchManager",
+    "FetchMetadata",
+    "FetchSession",
+    "FetchSessionCache",
+]
+
+
+@attrs.define(eq=False)
+class CachedPartition:
+    """One partition of a session: its fetch data and what the last response sent of it."""
+
+    fetch_info: PartitionFetchInfo
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+
+    def maybe_update_response_data(self, data: FetchPartitionData, incremental: bool) -> bool:
+        """Remember the offsets ``data`` sends; return whether ``data`` goes in the response:
+        always for a full one, for an incremental one only when the partition has news."""
+        news = (
+            data.error is not Errors.NONE
+            or data.records_size > 0
+            or data.diverging_epoch is not None
+            or data.high_watermark != self.high_watermark
+            or data.last_stable_offset != self.last_stable_offset
+            or data.log_start_offset != self.log_start_offset
+        )
+        self.high_watermark = data.high_watermark
+        self.last_stable_offset = data.last_stable_offset
+        self.log_start_offset = data.log_start_offset
+        return news or not incremental
+
+
+@attrs.define(eq=False)
+class FetchSession:
+    """A session: its partitions (in the order they were added), its next expected epoch,
+    whether a follower owns it, and when it was made and last used (ms)."""
+
+    session_id: int
+    privileged: bool
+    partitions: dict[TopicPartition, CachedPartition]
+    creation_ms: int
+    last_used_ms: int
+    epoch: int = 1
+
+
+class FetchSessionCache:
+    """The broker's sessions, at most ``max_entries``, evicted as the module docstring says.
+
+    Raises ValueError for ``max_entries`` or ``eviction_ms`` below 0.
+    """
+
+    def __init__(self, max_entries: int = 1000, eviction_ms: int = 120_000) -> None:
+        if max_entries < 0 or eviction_ms < 0:
+            raise ValueError(
+                f"max_entries and eviction_ms must be >= 0, got {max_entries}, {eviction_ms}"
+            )
+        self.max_entries = max_entries
+        self.eviction_ms = eviction_ms
+        self._sessions: dict[int, FetchSession] = {}  # least recently used first
+        self._next_id = 1
+        #: Sessions evicted to make room (Kafka's IncrementalFetchSessionEvictionsPerSec).
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def get(self, session_id: int) -> FetchSession | None:
+        """The session with this id, or None."""
+        return self._sessions.get(session_id)
+
+    def touch(self, session: FetchSession, now: int) -> None:
+        """Mark ``session`` used at ``now`` (it becomes the most recently used)."""
+        session.last_used_ms = now
+        del self._sessions[session.session_id]
+        self._sessions[session.session_id] = session
+
+    def remove(self, session_id: int) -> FetchSession | None:
+        """Forget the session with this id; return it (None if there was none)."""
+        return self._sessions.pop(session_id, None)
+
+    def maybe_create_session(
+        self, now: int, privileged: bool, partitions: dict[TopicPartition, CachedPartition]
+    ) -> int:
+        """Make a session of ``partitions`` if there is room (evicting one if allowed);
+        return its id, or INVALID_SESSION_ID if none was made."""
+        if len(self._sessions) >= self.max_entries and not self._evict_for(privileged, now):
+            return INVALID_SESSION_ID
+        session_id = self._next_id
+        self._next_id = 1 if session_id >= 2**31 - 1 else session_id + 1
+        while session_id in self._sessions or session_id == INVALID_SESSION_ID:
+            session_id += 1
+        self._sessions[session_id] = FetchSession(session_id, privileged, partitions, now, now)
+        return session_id
+
+    def _evict_for(self, privileged: bool, now: int) -> bool:
+        """Evict the least recently used stale session, else (for a privileged newcomer) the
+        least recently used unprivileged one; return whether one was evicted."""
+        victim = None
+        for session in self._sessions.values():
+            if session.last_used_ms + self.eviction_ms <= now:
+                victim = session
+                break
+        if victim is None and privileged:
+            victim = next((s for s in self._sessions.values() if not s.privileged), None)
+        if victim is None:
+            return False
+        del self._sessions[victim.session_id]
+        self.evictions += 1
+        return True
+
+
+@attrs.define(eq=False)
+class FetchContext:
+    """What one fetch request resolved to (Kafka's FetchContext kinds, in one class).
+
+    ``fetch_data`` is what to fetch (the request's partitions, or the whole session's for an
+    incremental fetch); ``error`` is set for a session error (then nothing is fetched).
+    :meth:`FetchManager.response_data` turns the fetched data into the response's.
+    """
+
+    fetch_data: Mapping[TopicPartition, PartitionFetchInfo]
+    error: Errors = Errors.NONE
+    session: FetchSession | None = None  # an incremental fetch's session
+    create_session: bool = False  # a full fetch with epoch INITIAL
+    privileged: bool = False
+
+
+class FetchManager:
+    """Resolves fetch requests against the :class:`FetchSessionCache` (Kafka's
+    ``FetchManager``): :meth:`new_context` when a fetch arrives, :meth:`response_data` when its
+    data is ready."""
+
+    def __init__(self, cache: FetchSessionCache) -> None:
+        self.cache = cache
+
+    def new_context(
+        self,
+        metadata: FetchMetadata,
+        fetch_data: Mapping[TopicPartition, PartitionFetchInfo],
+        forgotten: Iterable[TopicPartition],
+        privileged: bool,
+        now: int,
+    ) -> FetchContext:
+        """Resolve a fetch with ``metadata`` at ``now``: a full fetch closes the session it
+        names (and asks for a new one with epoch INITIAL); an incremental one updates its
+        session with ``fetch_data`` and ``forgotten`` and bumps its epoch, or fails with
+        FETCH_SESSION_ID_NOT_FOUND / INVALID_FETCH_SESSION_EPOCH."""
+        cache = self.cache
+        if metadata.is_full:
+            if metadata.session_id != INVALID_SESSION_ID:
+                cache.remove(metadata.session_id)
+            return FetchContext(
+                fetch_data,
+                create_session=metadata.epoch == INITIAL_EPOCH,
+                privileged=privileged,
+            )
+        session = cache.get(metadata.session_id)
+        if session is None:
+            return FetchContext({}, Errors.FETCH_SESSION_ID_NOT_FOUND)
+        if session.epoch != metadata.epoch:
+            return FetchContext({}, Errors.INVALID_FETCH_SESSION_EPOCH)
+        partitions = session.partitions
+        for tp in forgotten:
+            partitions.pop(tp, None)
+        for tp, info in fetch_data.items():
+            cached = partitions.get(tp)
+            if cached is None:
+                partitions[tp] = CachedPartition(info)
+            else:
+                cached.fetch_info = info
+        session.epoch = metadata.next_incremental().epoch
+        cache.touch(session, now)
+        return FetchContext(
+            {tp: cached.fetch_info for tp, cached in partitions.items()}, session=session
+        )
+
+    def response_data(
+        self, context: FetchContext, data: Mapping[TopicPartition, FetchPartitionData], now: int
+    ) -> tuple[int, Mapping[TopicPartition, FetchPartitionData]]:
+        """The response's session id and partitions for ``data`` fetched under ``context``:
+        every partition of a full fetch (opening its session now if it asked for one), the
+        partitions with news of an incremental one."""
+        session = context.session
+        if session is None:
+            session_id = INVALID_SESSION_ID
+            if context.create_session:
+                cached = {tp: CachedPartition(info) for tp, info in context.fetch_data.items()}
+                for tp, partition_data in data.items():
+                    cached_partition = cached.get(tp)
+                    if cached_partition is not None:
+                        cached_partition.maybe_update_response_data(partition_data, False)
+                session_id = self.cache.maybe_create_session(now, context.privileged, cached)
+            return session_id, data
+        partitions = session.partitions
+        news: dict[TopicPartition, FetchPartitionData] = {}
+        for tp, partition_data in data.items():
+            cached_partition = partitions.get(tp)
+            if cached_partition is None or cached_partition.maybe_update_response_data(
+                partition_data, True
+            ):
+                news[tp] = partition_data
+        return session.session_id, news

@@ -1,0 +1,135 @@
+"""The fetcher's side of fetch sessions (KIP-227): Kafka's ``FetchSessionHandler`` and
+``FetchMetadata``.
+
+A fetcher (a follower's :class:`~replica.replica_fetcher.ReplicaFetcher`, a consumer) keeps
+one session with each broker it fetches from. Its first fetch is *full* (every partition,
+epoch INITIAL): the broker opens a session and answers with its id. From then on each fetch is
+*incremental* (the session's next epoch): it lists only the partitions added or whose fetch
+data changed since the last fetch, and names those dropped (``forgotten``); the broker
+remembers the rest and answers only the partitions with news (the broker's side is
+``apis.fetch_session``). After a session error (FETCH_SESSION_ID_NOT_FOUND,
+INVALID_FETCH_SESSION_EPOCH), a failed fetch or a response without a session, the next fetch
+is full again; one that failed closes the old session as it opens the new one (Kafka's
+``nextCloseExistingAttemptNew``), so the broker's cache does not fill with orphans.
+
+=================  ===========  ============================================================
+session id         epoch        meaning
+=================  ===========  ============================================================
+0                  -1 (FINAL)   a sessionless full fetch: no session is made
+0 or an old id     0 (INITIAL)  a full fetch that opens a new session (closing the old one)
+an id              -1 (FINAL)   a full fetch that closes session ``id``
+an id              >= 1         an incremental fetch in session ``id``, epoch ``epoch``
+=================  ===========  ============================================================
+
+It lives in ``replica`` (Kafka has it in its clients module) because the replica fetcher
+uses it and may not import ``apis``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from replica.errors import Errors
+from replica.types import PartitionFetchInfo, TopicPartition
+
+__all__ = [
+    "FINAL_EPOCH",
+    "INITIAL_EPOCH",
+    "INVALID_SESSION_ID",
+    "FetchMetadata",
+    "FetchRequestData",
+    "FetchSessionHandler",
+]
+
+INVALID_SESSION_ID = 0
+"""The session id of a fetch that has no session (yet)."""
+INITIAL_EPOCH = 0
+"""The epoch of a full fetch that opens a session."""
+FINAL_EPOCH = -1
+"""The epoch of a full fetch that wants no session (closing the named one, if any)."""
+
+_MAX_EPOCH = 2**31 - 1
+
+
+@attrs.frozen
+class FetchMetadata:
+    """A fetch's session id and epoch (see the module docstring's table)."""
+
+    session_id: int = INVALID_SESSION_ID
+    epoch: int = FINAL_EPOCH
+
+    @property
+    def is_full(self) -> bool:
+        """True for a full fetch (epoch INITIAL or FINAL)."""
+        return self.epoch in (INITIAL_EPOCH, FINAL_EPOCH)
+
+    def next_incremental(self) -> FetchMetadata:
+        """The next fetch in this session: epoch + 1, wrapping past 2**31-1 to 1 (Kafka's
+        ``nextEpoch``)."""
+        return FetchMetadata(self.session_id, 1 if self.epoch >= _MAX_EPOCH else self.epoch + 1)
+
+
+@attrs.frozen
+class FetchRequestData:
+    """One fetch built by :meth:`FetchSessionHandler.build`: its session metadata, the
+    partitions to send (all for a full fetch, the added or changed ones for an incremental
+    one) and those to forget."""
+
+    metadata: FetchMetadata
+    to_send: Mapping[TopicPartition, PartitionFetchInfo]
+    forgotten: tuple[TopicPartition, ...]
+
+
+class FetchSessionHandler:
+    """A fetcher's session with one broker (see the module docstring)."""
+
+    __slots__ = ("_metadata", "_session_partitions")
+
+    def __init__(self) -> None:
+        self._metadata = FetchMetadata(INVALID_SESSION_ID, INITIAL_EPOCH)
+        # What the broker's session holds: the fetch data last sent for each partition.
+        self._session_partitions: Mapping[TopicPartition, PartitionFetchInfo] = {}
+
+    @property
+    def session_id(self) -> int:
+        """The session's id (INVALID_SESSION_ID: none yet)."""
+        return self._metadata.session_id
+
+    def build(self, fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]) -> FetchRequestData:
+        """The next fetch of ``fetch_infos`` (the partitions to fetch now, in order): full if
+        there is no session, else incremental. The handler takes it as sent."""
+        metadata = self._metadata
+        previous = self._session_partitions
+        self._session_partitions = fetch_infos
+        if metadata.is_full:
+            return FetchRequestData(metadata, fetch_infos, ())
+        to_send = {tp: info for tp, info in fetch_infos.items() if previous.get(tp) != info}
+        forgotten = tuple(tp for tp in previous if tp not in fetch_infos)
+        return FetchRequestData(metadata, to_send, forgotten)
+
+    def handle_response(self, session_id: int, error: Errors) -> bool:
+        """The broker answered the last fetch with top-level ``error`` in session
+        ``session_id``; return False if the session failed (the next fetch is full)."""
+        metadata = self._metadata
+        if error is not Errors.NONE:
+            self._restart(error is not Errors.FETCH_SESSION_ID_NOT_FOUND)
+            return False
+        if metadata.is_full:
+            if session_id == INVALID_SESSION_ID:  # no room, or a broker without sessions
+                self._metadata = FetchMetadata(INVALID_SESSION_ID, INITIAL_EPOCH)
+            else:
+                self._metadata = FetchMetadata(session_id, 1)
+        else:
+            self._metadata = metadata.next_incremental()
+        return True
+
+    def handle_error(self) -> None:
+        """The last fetch got no response: the next one is full, closing this session."""
+        self._restart(close_existing=True)
+
+    def _restart(self, close_existing: bool) -> None:
+        session_id = self._metadata.session_id if close_existing else INVALID_SESSION_ID
+        self._metadata = FetchMetadata(session_id, INITIAL_EPOCH)
+        self._session_partitions = {}
