@@ -22,6 +22,7 @@ from sim.clients.events import (
     MessageCommitted,
     MessageDelivered,
     MessageProcessed,
+    MessagesAcked,
     MessageSent,
     ProcessingOutcome,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "MessageMetrics",
     "MessageProcessed",
     "MessageSent",
+    "MessagesAcked",
     "MetadataView",
     "MetricsAdapter",
     "ProcessingOutcome",

@@ -6,9 +6,15 @@ per produced message and carried through the broker in a record header, see
 processed and committed more than once (at-least-once); counting events per ``message_id``
 finds the duplicates.
 
+The producer reports the outcome of a whole batch at once, as one :class:`MessagesAcked`
+holding columns (message ids, attempts) instead of one event per message: the simulator's
+metrics recorder appends them to its columns in bulk. :meth:`MessagesAcked.messages` gives
+the equivalent per-message events.
+
 Clients call :meth:`ClientRecorder.record` synchronously from inside simulator callbacks; a
 recorder must not call back into the client. :class:`InMemoryRecorder` keeps every event in a
-list (tests, small runs); the simulator's metrics recorder can implement the same Protocol.
+list, batch events split into their per-message events (tests, small runs); the simulator's
+metrics recorder can implement the same Protocol.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ __all__ = [
     "MessageDelivered",
     "MessageProcessed",
     "MessageSent",
+    "MessagesAcked",
     "ProcessingOutcome",
 ]
 
@@ -64,6 +71,44 @@ class MessageAcked:
     offset: int
     error: Errors
     attempts: int
+
+
+@attrs.frozen
+class MessagesAcked:
+    """The producer finished with a batch of one partition: every message of it got the same
+    outcome at the same time.
+
+    ``message_ids[i]`` took ``attempts[i]`` produce attempts; on success its offset is
+    ``base_offset + i``; ``base_offset`` is -1 on error and with acks=0.
+    """
+
+    time_us: int
+    client_id: str
+    topic: str
+    partition: int
+    message_ids: tuple[int, ...]
+    base_offset: int
+    error: Errors
+    attempts: tuple[int, ...]
+
+    def messages(self) -> list[MessageAcked]:
+        """The same outcome as one :class:`MessageAcked` per message, in batch order."""
+        base = self.base_offset
+        return [
+            MessageAcked(
+                self.time_us,
+                self.client_id,
+                message_id,
+                self.topic,
+                self.partition,
+                -1 if base < 0 else base + index,
+                self.error,
+                attempts,
+            )
+            for index, (message_id, attempts) in enumerate(
+                zip(self.message_ids, self.attempts, strict=True)
+            )
+        ]
 
 
 @attrs.frozen
@@ -169,6 +214,7 @@ class ConsumerHalted:
 ClientEvent = (
     MessageSent
     | MessageAcked
+    | MessagesAcked
     | MessageDelivered
     | MessageProcessed
     | MessageCommittable
@@ -188,13 +234,17 @@ class ClientRecorder(Protocol):
 
 @attrs.define
 class InMemoryRecorder:
-    """Keeps every event in :attr:`events`, in arrival order."""
+    """Keeps every event in :attr:`events`, in arrival order, a batch event as its per-message
+    events."""
 
     events: list[ClientEvent] = attrs.field(factory=list)
 
     def record(self, event: ClientEvent) -> None:
-        """Append ``event`` to :attr:`events`."""
-        self.events.append(event)
+        """Append ``event`` to :attr:`events` (a :class:`MessagesAcked`: its messages)."""
+        if isinstance(event, MessagesAcked):
+            self.events.extend(event.messages())
+        else:
+            self.events.append(event)
 
     def of_type(self, kind: type[_E]) -> list[_E]:
         """The recorded events of class ``kind``, in order."""

@@ -1,16 +1,17 @@
 """Feeding the clients' events to the run's metrics recorder (``sim.output.MetricsRecorder``).
 
 :class:`MetricsAdapter` is a :class:`~sim.clients.events.ClientRecorder` that translates each
-event into the recorder's per-message calls; :class:`MessageMetrics` is the structural type
-it needs, so this module does not import ``sim.output`` (nor pyarrow). Processing attempts
-that failed are not forwarded (``message_processed`` means "finished processing").
+event into the recorder's calls (a batch event into one call with its columns);
+:class:`MessageMetrics` is the structural type it needs, so this module does not import
+``sim.output`` (nor pyarrow). Processing attempts that failed are not forwarded
+(``message_processed`` means "finished processing").
 ``CommitCompleted`` and ``MessageCommittable`` have no counterpart there and are dropped;
 ``ConsumerHalted`` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from sim.clients.events import (
@@ -19,6 +20,7 @@ from sim.clients.events import (
     MessageCommitted,
     MessageDelivered,
     MessageProcessed,
+    MessagesAcked,
     MessageSent,
     ProcessingOutcome,
 )
@@ -27,12 +29,16 @@ __all__ = ["MessageMetrics", "MetricsAdapter"]
 
 
 class MessageMetrics(Protocol):
-    """The per-message methods of ``sim.output.MetricsRecorder``."""
+    """The message methods of ``sim.output.MetricsRecorder``."""
 
     def message_sent(self, message_id: int, t: int, producer: str, topic: str) -> None: ...
 
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
+    ) -> None: ...
+
+    def messages_acked(
+        self, message_ids: Sequence[int], t: int, partition: int, base_offset: int, error: int
     ) -> None: ...
 
     def message_delivered(self, message_id: int, t: int) -> None: ...
@@ -53,6 +59,7 @@ class MetricsAdapter:
         self._forward: dict[type, Callable[[Any], None]] = {
             MessageSent: self._sent,
             MessageAcked: self._acked,
+            MessagesAcked: self._batch_acked,
             MessageDelivered: self._delivered,
             MessageProcessed: self._processed,
             MessageCommitted: self._committed,
@@ -69,6 +76,11 @@ class MetricsAdapter:
     def _acked(self, event: MessageAcked) -> None:
         self._metrics.message_acked(
             event.message_id, event.time_us, event.partition, event.offset, int(event.error)
+        )
+
+    def _batch_acked(self, event: MessagesAcked) -> None:
+        self._metrics.messages_acked(
+            event.message_ids, event.time_us, event.partition, event.base_offset, int(event.error)
         )
 
     def _delivered(self, event: MessageDelivered) -> None:

@@ -34,6 +34,14 @@ duplicates).
 
 acks=0: the request is sent and its messages are reported acknowledged at once (offset -1);
 no response is expected, nothing is muted or retried.
+
+Columns, and a fast lane. A batch keeps its messages as columns (see
+:mod:`sim.clients.batching`), sent as one :class:`replica.records.RecordColumns` and reported
+as one :class:`~sim.clients.events.MessagesAcked`; no :class:`~replica.records.Record` is built.
+A message whose partition producer is idle (no retry in progress, nothing queued, leader
+known) and whose broker producer is not bouncing the partition goes straight into its batch;
+only the others travel through the pipeline as :class:`_Message` objects, as does every
+message of a batch that is retried.
 """
 
 from __future__ import annotations
@@ -41,20 +49,20 @@ from __future__ import annotations
 import itertools
 import random
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from apis.produce import ProduceRequest, ProduceResponse
 from replica.errors import Errors
-from replica.records import RECORD_BATCH_OVERHEAD, Record, record_size_in_bytes
+from replica.records import RECORD_BATCH_OVERHEAD, Record, RecordColumns
 from replica.types import UNKNOWN_OFFSET, TopicPartition
 from sim.clients.batching import BatchQueue, ProducerBatch
 from sim.clients.errors import ClientConfigError
-from sim.clients.events import ClientRecorder, MessageAcked, MessageSent
+from sim.clients.events import ClientRecorder, MessageAcked, MessagesAcked, MessageSent
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.clients.partitioner import Partitioner
 from sim.clients.producer_config import ProducerConfig
-from sim.clients.records import make_record
+from sim.clients.records import MESSAGE_ID_HEADER, message_record_size
 from sim.clients.retry_levels import RetryLevels, Route
 from sim.core.engine import Event, Scheduler
 
@@ -64,15 +72,26 @@ _US_PER_MS = 1000
 
 
 class _Message:
-    """A message (or a chaser) on its way through the pipeline."""
+    """A message (or a chaser) on its way through the pipeline outside the fast lane."""
 
-    __slots__ = ("chaser", "message_id", "record", "retries", "size", "tp")
+    __slots__ = (
+        "chaser",
+        "key",
+        "message_id",
+        "retries",
+        "size",
+        "timestamp_ms",
+        "tp",
+        "value_size",
+    )
 
     def __init__(
         self,
         message_id: int,
         tp: TopicPartition,
-        record: Record | None,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
         size: int,
         *,
         chaser: bool = False,
@@ -80,7 +99,9 @@ class _Message:
     ) -> None:
         self.message_id = message_id
         self.tp = tp
-        self.record = record
+        self.key = key
+        self.value_size = value_size
+        self.timestamp_ms = timestamp_ms
         self.size = size
         self.retries = retries
         self.chaser = chaser
@@ -90,8 +111,9 @@ class Producer:
     """An async producer (sans-IO, on the simulator's clock).
 
     ``send`` never blocks and returns the message's id; the outcome of every message is
-    reported exactly once to ``recorder`` as :class:`~sim.clients.events.MessageAcked`
-    (``error == Errors.NONE`` on success), after one :class:`~sim.clients.events.MessageSent`.
+    reported exactly once to ``recorder``, as a :class:`~sim.clients.events.MessageAcked` or
+    within a :class:`~sim.clients.events.MessagesAcked` (``error == Errors.NONE`` on success),
+    after one :class:`~sim.clients.events.MessageSent`.
 
     Guarantees: per partition, messages are appended in ``send`` order (first appearances;
     retries can duplicate); at most ``max_in_flight_requests_per_connection`` requests await a
@@ -120,7 +142,7 @@ class Producer:
         self._ids = message_ids if message_ids is not None else itertools.count()
         self._partition_producers: dict[TopicPartition, _PartitionProducer] = {}
         self._broker_producers: dict[int, _BrokerProducer] = {}
-        self._awaiting_topic: dict[str, list[tuple[int, bytes | None, Record, int]]] = {}
+        self._awaiting_topic: dict[str, list[_Message]] = {}
         self.in_flight_messages = 0
         """Messages sent whose outcome has not been reported yet."""
 
@@ -142,14 +164,14 @@ class Producer:
             )
         message_id = next(self._ids)
         now = self._scheduler.now
-        record = make_record(message_id, key, value_size, now // _US_PER_MS)
-        size = record_size_in_bytes(record, 0, 0)
+        size = message_record_size(key, value_size)
         self.in_flight_messages += 1
         count = self._metadata.partition_count(topic)
         if partition is None and count is None:
             self._record_sent(message_id, topic, -1, size)
             waiting = self._awaiting_topic.setdefault(topic, [])
-            waiting.append((message_id, key, record, size))
+            tp = TopicPartition(topic, -1)
+            waiting.append(_Message(message_id, tp, key, value_size, now // _US_PER_MS, size))
             if len(waiting) == 1:
                 self._metadata.refresh(lambda: self._topic_known(topic))
             return message_id
@@ -157,7 +179,17 @@ class Producer:
             assert count is not None
             partition = self._partitioner.partition(topic, key, count)
         self._record_sent(message_id, topic, partition, size)
-        self._dispatch(message_id, TopicPartition(topic, partition), record, size)
+        tp = TopicPartition(topic, partition)
+        if size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
+            msg = _Message(message_id, tp, key, value_size, now // _US_PER_MS, size)
+            self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
+            return message_id
+        pp = self._partition_producer(tp)
+        output = pp.fast_lane()
+        if output is not None and tp not in output.retrying:
+            output.append(tp, message_id, key, value_size, now // _US_PER_MS, 0, size)
+        else:
+            pp.enqueue([_Message(message_id, tp, key, value_size, now // _US_PER_MS, size)])
         return message_id
 
     def queued_messages(self) -> int:
@@ -174,21 +206,15 @@ class Producer:
     def _topic_known(self, topic: str) -> None:
         waiting = self._awaiting_topic.pop(topic, [])
         count = self._metadata.partition_count(topic)
-        for message_id, key, record, size in waiting:
-            tp = TopicPartition(topic, -1)
+        for msg in waiting:
             if count is None:
-                msg = _Message(message_id, tp, record, size)
                 self._finish(msg, UNKNOWN_OFFSET, Errors.UNKNOWN_TOPIC_OR_PARTITION)
                 continue
-            partition = self._partitioner.partition(topic, key, count)
-            self._dispatch(message_id, TopicPartition(topic, partition), record, size)
-
-    def _dispatch(self, message_id: int, tp: TopicPartition, record: Record, size: int) -> None:
-        msg = _Message(message_id, tp, record, size)
-        if size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
-            self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
-            return
-        self._partition_producer(tp).enqueue([msg])
+            msg.tp = TopicPartition(topic, self._partitioner.partition(topic, msg.key, count))
+            if msg.size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
+                self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
+                continue
+            self._partition_producer(msg.tp).enqueue([msg])
 
     def _partition_producer(self, tp: TopicPartition) -> _PartitionProducer:
         pp = self._partition_producers.get(tp)
@@ -215,6 +241,22 @@ class Producer:
                 offset,
                 error,
                 msg.retries + 1,
+            )
+        )
+
+    def _finish_batch(self, batch: ProducerBatch, base_offset: int, error: Errors) -> None:
+        self.in_flight_messages -= len(batch)
+        tp = batch.tp
+        self._recorder.record(
+            MessagesAcked(
+                self._scheduler.now,
+                self.client_id,
+                tp.topic,
+                tp.partition,
+                tuple(batch.message_ids),
+                base_offset,
+                error,
+                tuple(retries + 1 for retries in batch.retries),
             )
         )
 
@@ -259,6 +301,19 @@ class _PartitionProducer:
         self._blocked = False
         self._pumping = False
 
+    def fast_lane(self) -> _BrokerProducer | None:
+        """The broker producer a new message may be appended to directly (it would take the
+        same way through :meth:`enqueue`), or None if it must go through the pipeline."""
+        if (
+            self._levels.high_watermark
+            or self._blocked
+            or self._pumping
+            or self._input
+            or self._outbox
+        ):
+            return None
+        return self._output
+
     def enqueue(self, messages: list[_Message]) -> None:
         self._input.extend(messages)
         self._pump()
@@ -291,7 +346,7 @@ class _PartitionProducer:
             self._pumping = False
 
     def _send_chaser(self, level: int) -> None:
-        chaser = _Message(-1, self.tp, None, 0, chaser=True, retries=level)
+        chaser = _Message(-1, self.tp, None, 0, -1, 0, chaser=True, retries=level)
         if self._output is not None:
             self._output.input(chaser)
         else:  # no old path to chase: everything sent on it is already back
@@ -340,7 +395,7 @@ class _InFlight:
 
     __slots__ = ("batches", "timer")
 
-    def __init__(self, batches: list[ProducerBatch[_Message]]) -> None:
+    def __init__(self, batches: list[ProducerBatch]) -> None:
         self.batches = batches
         self.timer: Event | None = None
 
@@ -348,20 +403,21 @@ class _InFlight:
 class _BrokerProducer:
     """Sarama's ``brokerProducer``: batches messages for one broker and sends requests."""
 
-    __slots__ = ("_broker_id", "_in_flight", "_muted", "_producer", "_queue", "_retrying")
+    __slots__ = ("_broker_id", "_in_flight", "_muted", "_producer", "_queue", "retrying")
 
     def __init__(self, producer: Producer, broker_id: int) -> None:
         config = producer.config
         self._producer = producer
         self._broker_id = broker_id
-        self._queue: BatchQueue[_Message] = BatchQueue(
+        self._queue = BatchQueue(
             batch_size=config.batch_size,
             flush_messages=config.flush_messages,
             linger_us=config.linger_ms * _US_PER_MS,
             max_request_size=config.max_request_size,
         )
         self._muted: set[TopicPartition] = set()
-        self._retrying: dict[TopicPartition, Errors] = {}
+        self.retrying: dict[TopicPartition, Errors] = {}
+        """Partitions whose messages are bounced back (retried) until their chaser comes."""
         self._in_flight = 0
 
     def queued_messages(self) -> int:
@@ -371,15 +427,35 @@ class _BrokerProducer:
         producer = self._producer
         if msg.chaser:
             # Everything sent here before the chaser has been answered or bounced.
-            self._retrying.pop(msg.tp, None)
+            self.retrying.pop(msg.tp, None)
             producer._retry([msg], Errors.NONE)
             return
-        error = self._retrying.get(msg.tp)
+        error = self.retrying.get(msg.tp)
         if error is not None:
             producer._retry([msg], error)
             return
+        self.append(
+            msg.tp, msg.message_id, msg.key, msg.value_size, msg.timestamp_ms, msg.retries,
+            msg.size,
+        )  # fmt: skip
+
+    def append(
+        self,
+        tp: TopicPartition,
+        message_id: int,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
+        retries: int,
+        size: int,
+    ) -> None:
+        """Add a message to ``tp``'s batches (``tp`` not in :attr:`retrying`) and send what is
+        ready."""
+        producer = self._producer
         now = producer._scheduler.now
-        created = self._queue.append(msg.tp, msg, msg.size, now)
+        created = self._queue.append(
+            tp, message_id, key, value_size, timestamp_ms, retries, size, now
+        )
         linger_us = producer.config.linger_ms * _US_PER_MS
         if created is not None and linger_us > 0 and not created.full:
             producer._scheduler.call_at(now + linger_us, self._maybe_send)
@@ -391,18 +467,24 @@ class _BrokerProducer:
         while self._in_flight < limit and self._queue.ready(producer._scheduler.now, self._muted):
             self._send(self._queue.drain(self._muted))
 
-    def _send(self, batches: list[ProducerBatch[_Message]]) -> None:
+    def _send(self, batches: list[ProducerBatch]) -> None:
         producer = self._producer
         config = producer.config
-        records: dict[TopicPartition, tuple[Record, ...]] = {}
+        records: dict[TopicPartition, Sequence[Record]] = {}
         for batch in batches:
-            records[batch.tp] = tuple(m.record for m in batch.items if m.record is not None)
+            keys = batch.keys
+            records[batch.tp] = RecordColumns(
+                MESSAGE_ID_HEADER,
+                batch.message_ids,
+                batch.value_sizes,
+                batch.timestamps,
+                None if keys.count(None) == len(keys) else keys,
+            )
         request = ProduceRequest(config.acks, config.ack_timeout_ms, records)
         if config.acks == 0:
             producer._network.send(self._broker_id, request, _ignore_response)
             for batch in batches:
-                for msg in batch.items:
-                    producer._finish(msg, UNKNOWN_OFFSET, Errors.NONE)
+                producer._finish_batch(batch, UNKNOWN_OFFSET, Errors.NONE)
             return
         flight = _InFlight(batches)
         self._muted.update(batch.tp for batch in batches)
@@ -427,13 +509,11 @@ class _BrokerProducer:
             error = result.error if result is not None else Errors.UNKNOWN_SERVER_ERROR
             if error == Errors.NONE:
                 assert result is not None
-                for index, msg in enumerate(batch.items):
-                    producer._finish(msg, result.base_offset + index, Errors.NONE)
+                producer._finish_batch(batch, result.base_offset, Errors.NONE)
             elif error.is_retriable:
                 self._retry_partition(batch, error)
             else:
-                for msg in batch.items:
-                    producer._finish(msg, UNKNOWN_OFFSET, error)
+                producer._finish_batch(batch, UNKNOWN_OFFSET, error)
         self._maybe_send()
 
     def _timed_out(self, flight: _InFlight) -> None:
@@ -444,9 +524,22 @@ class _BrokerProducer:
             self._retry_partition(batch, Errors.REQUEST_TIMED_OUT)
         self._maybe_send()
 
-    def _retry_partition(self, batch: ProducerBatch[_Message], error: Errors) -> None:
-        self._retrying[batch.tp] = error
-        messages = batch.items + self._queue.drop_partition(batch.tp)
+    def _retry_partition(self, batch: ProducerBatch, error: Errors) -> None:
+        tp = batch.tp
+        self.retrying[tp] = error
+        messages = [
+            _Message(message_id, tp, key, value_size, timestamp_ms, size, retries=retries)
+            for queued in [batch, *self._queue.drop_partition(tp)]
+            for message_id, key, value_size, timestamp_ms, retries in zip(
+                queued.message_ids,
+                queued.keys,
+                queued.value_sizes,
+                queued.timestamps,
+                queued.retries,
+                strict=True,
+            )
+            for size in (message_record_size(key, value_size),)
+        ]
         self._producer._retry(messages, error)
 
 
