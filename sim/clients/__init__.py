@@ -24,6 +24,7 @@ from sim.clients.events import (
     MessageProcessed,
     MessagesAcked,
     MessageSent,
+    MessagesSent,
     ProcessingOutcome,
 )
 from sim.clients.metadata import ClientMetadata
@@ -57,6 +58,7 @@ __all__ = [
     "MessageProcessed",
     "MessageSent",
     "MessagesAcked",
+    "MessagesSent",
     "MetadataView",
     "MetricsAdapter",
     "ProcessingOutcome",

@@ -119,6 +119,11 @@ class BatchQueue:
             last.full = True
         return created
 
+    def last_batch(self, tp: TopicPartition) -> ProducerBatch | None:
+        """``tp``'s newest batch, or None if it has none."""
+        queue = self._queues.get(tp)
+        return queue[-1] if queue else None
+
     def ready(self, now: int, muted: Collection[TopicPartition]) -> bool:
         """True if some unmuted partition's first batch is full or has lingered enough."""
         for tp, queue in self._queues.items():

@@ -6,10 +6,10 @@ per produced message and carried through the broker in a record header, see
 processed and committed more than once (at-least-once); counting events per ``message_id``
 finds the duplicates.
 
-The producer reports the outcome of a whole batch at once, as one :class:`MessagesAcked`
-holding columns (message ids, attempts) instead of one event per message: the simulator's
-metrics recorder appends them to its columns in bulk. :meth:`MessagesAcked.messages` gives
-the equivalent per-message events.
+The producer reports arrivals and outcomes in bulk, as one :class:`MessagesSent` or
+:class:`MessagesAcked` holding columns (message ids, times, attempts...) instead of one event
+per message: the simulator's metrics recorder appends them to its columns at once. Their
+``messages()`` give the equivalent per-message events.
 
 Clients call :meth:`ClientRecorder.record` synchronously from inside simulator callbacks; a
 recorder must not call back into the client. :class:`InMemoryRecorder` keeps every event in a
@@ -39,6 +39,7 @@ __all__ = [
     "MessageProcessed",
     "MessageSent",
     "MessagesAcked",
+    "MessagesSent",
     "ProcessingOutcome",
 ]
 
@@ -71,6 +72,28 @@ class MessageAcked:
     offset: int
     error: Errors
     attempts: int
+
+
+@attrs.frozen
+class MessagesSent:
+    """Messages the application handed to a producer: message ``message_ids[i]`` arrived at
+    ``times_us[i]`` for ``partitions[i]`` (-1: not known yet) with ``sizes[i]`` bytes."""
+
+    client_id: str
+    topic: str
+    message_ids: tuple[int, ...]
+    times_us: tuple[int, ...]
+    partitions: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+    def messages(self) -> list[MessageSent]:
+        """The same arrivals as one :class:`MessageSent` per message, in order."""
+        return [
+            MessageSent(time_us, self.client_id, message_id, self.topic, partition, size)
+            for message_id, time_us, partition, size in zip(
+                self.message_ids, self.times_us, self.partitions, self.sizes, strict=True
+            )
+        ]
 
 
 @attrs.frozen
@@ -215,6 +238,7 @@ ClientEvent = (
     MessageSent
     | MessageAcked
     | MessagesAcked
+    | MessagesSent
     | MessageDelivered
     | MessageProcessed
     | MessageCommittable
@@ -240,8 +264,8 @@ class InMemoryRecorder:
     events: list[ClientEvent] = attrs.field(factory=list)
 
     def record(self, event: ClientEvent) -> None:
-        """Append ``event`` to :attr:`events` (a :class:`MessagesAcked`: its messages)."""
-        if isinstance(event, MessagesAcked):
+        """Append ``event`` to :attr:`events` (a batch event: its messages)."""
+        if isinstance(event, MessagesAcked | MessagesSent):
             self.events.extend(event.messages())
         else:
             self.events.append(event)

@@ -22,6 +22,7 @@ from sim.clients.events import (
     MessageProcessed,
     MessagesAcked,
     MessageSent,
+    MessagesSent,
     ProcessingOutcome,
 )
 
@@ -32,6 +33,10 @@ class MessageMetrics(Protocol):
     """The message methods of ``sim.output.MetricsRecorder``."""
 
     def message_sent(self, message_id: int, t: int, producer: str, topic: str) -> None: ...
+
+    def messages_sent(
+        self, message_ids: Sequence[int], times: Sequence[int], producer: str, topic: str
+    ) -> None: ...
 
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
@@ -60,6 +65,7 @@ class MetricsAdapter:
             MessageSent: self._sent,
             MessageAcked: self._acked,
             MessagesAcked: self._batch_acked,
+            MessagesSent: self._batch_sent,
             MessageDelivered: self._delivered,
             MessageProcessed: self._processed,
             MessageCommitted: self._committed,
@@ -77,6 +83,9 @@ class MetricsAdapter:
         self._metrics.message_acked(
             event.message_id, event.time_us, event.partition, event.offset, int(event.error)
         )
+
+    def _batch_sent(self, event: MessagesSent) -> None:
+        self._metrics.messages_sent(event.message_ids, event.times_us, event.client_id, event.topic)
 
     def _batch_acked(self, event: MessagesAcked) -> None:
         self._metrics.messages_acked(

@@ -42,14 +42,30 @@ A message whose partition producer is idle (no retry in progress, nothing queued
 known) and whose broker producer is not bouncing the partition goes straight into its batch;
 only the others travel through the pipeline as :class:`_Message` objects, as does every
 message of a batch that is retried.
+
+Arrivals planned ahead. Besides :meth:`Producer.send`, a producer can take its messages from
+an arrival source (:meth:`Producer.attach`; the simulator's workload driver is one): columns
+of future arrival times, keys and sizes, with no engine event per message. What a message
+does on arrival depends only on the producer's state, and that state changes only in the
+producer's own callbacks (responses, time-outs, linger timers, back-offs, metadata
+refreshes). So at the end of each callback the producer looks ahead for the first *critical*
+arrival, one that starts or fills a batch or whose partition is not in the fast lane, and
+schedules one wake-up at its time; at the start of each callback (and the wake-up) it first
+adds every arrival due by then: those before now only join an open batch, which the look-ahead
+proved changes nothing else, and those at now go the way :meth:`Producer.send` would. Requests
+leave at the same times with the same records as with a ``send`` per arrival (the property
+``tests/sim/clients/test_producer_arrivals.py`` checks); only events of one instant may be
+reported in another order. Reads from outside (:attr:`Producer.in_flight_messages`,
+:meth:`Producer.queued_messages`) add the arrivals due first.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from apis.produce import ProduceRequest, ProduceResponse
@@ -57,8 +73,14 @@ from replica.errors import Errors
 from replica.records import RECORD_BATCH_OVERHEAD, Record, RecordColumns
 from replica.types import UNKNOWN_OFFSET, TopicPartition
 from sim.clients.batching import BatchQueue, ProducerBatch
-from sim.clients.errors import ClientConfigError
-from sim.clients.events import ClientRecorder, MessageAcked, MessagesAcked, MessageSent
+from sim.clients.errors import ClientConfigError, ClientStateError
+from sim.clients.events import (
+    ClientRecorder,
+    MessageAcked,
+    MessagesAcked,
+    MessageSent,
+    MessagesSent,
+)
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.clients.partitioner import Partitioner
 from sim.clients.producer_config import ProducerConfig
@@ -66,7 +88,7 @@ from sim.clients.records import MESSAGE_ID_HEADER, message_record_size
 from sim.clients.retry_levels import RetryLevels, Route
 from sim.core.engine import Event, Scheduler
 
-__all__ = ["Producer"]
+__all__ = ["ArrivalSource", "Producer"]
 
 _US_PER_MS = 1000
 
@@ -107,6 +129,42 @@ class _Message:
         self.chaser = chaser
 
 
+ArrivalSource = Callable[
+    [], tuple[str, Sequence[int], Sequence[bytes | None], Sequence[int]] | None
+]
+"""Gives the next arrivals of messages for :meth:`Producer.attach`: ``(topic, times, keys,
+value_sizes)`` columns, times in microseconds, non-decreasing and after every time given
+before; None when there are no more."""
+
+
+class _Arrivals:
+    """Arrivals taken from the source and not sent yet (from ``head``), as columns."""
+
+    __slots__ = ("head", "keys", "sizes", "times", "tps", "value_sizes")
+
+    def __init__(self) -> None:
+        self.head = 0
+        self.times: list[int] = []
+        self.tps: list[TopicPartition] = []
+        self.keys: list[bytes | None] = []
+        self.value_sizes: list[int] = []
+        self.sizes: list[int] = []
+
+    def trim(self) -> None:
+        """Forget the arrivals already sent, once they are many."""
+        head = self.head
+        if head >= 4096:
+            for column in (self.times, self.tps, self.keys, self.value_sizes, self.sizes):
+                del column[:head]
+            self.head = 0
+
+    def drop_pending(self) -> None:
+        """Forget the arrivals not sent yet."""
+        head = self.head
+        for column in (self.times, self.tps, self.keys, self.value_sizes, self.sizes):
+            del column[head:]
+
+
 class Producer:
     """An async producer (sans-IO, on the simulator's clock).
 
@@ -143,8 +201,11 @@ class Producer:
         self._partition_producers: dict[TopicPartition, _PartitionProducer] = {}
         self._broker_producers: dict[int, _BrokerProducer] = {}
         self._awaiting_topic: dict[str, list[_Message]] = {}
-        self.in_flight_messages = 0
-        """Messages sent whose outcome has not been reported yet."""
+        self._source: ArrivalSource | None = None
+        self._source_topic = ""
+        self._arrivals = _Arrivals()
+        self._wakeup: Event | None = None
+        self._in_flight_messages = 0
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -162,48 +223,198 @@ class Producer:
             raise ClientConfigError(
                 f"value_size and partition must be >= 0, got {value_size} and {partition}"
             )
+        self._enter()
         message_id = next(self._ids)
-        now = self._scheduler.now
         size = message_record_size(key, value_size)
-        self.in_flight_messages += 1
-        count = self._metadata.partition_count(topic)
-        if partition is None and count is None:
-            self._record_sent(message_id, topic, -1, size)
-            waiting = self._awaiting_topic.setdefault(topic, [])
-            tp = TopicPartition(topic, -1)
-            waiting.append(_Message(message_id, tp, key, value_size, now // _US_PER_MS, size))
-            if len(waiting) == 1:
-                self._metadata.refresh(lambda: self._topic_known(topic))
-            return message_id
+        self._in_flight_messages += 1
         if partition is None:
-            assert count is not None
-            partition = self._partitioner.partition(topic, key, count)
-        self._record_sent(message_id, topic, partition, size)
-        tp = TopicPartition(topic, partition)
-        if size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
-            msg = _Message(message_id, tp, key, value_size, now // _US_PER_MS, size)
-            self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
-            return message_id
-        pp = self._partition_producer(tp)
-        output = pp.fast_lane()
-        if output is not None and tp not in output.retrying:
-            output.append(tp, message_id, key, value_size, now // _US_PER_MS, 0, size)
-        else:
-            pp.enqueue([_Message(message_id, tp, key, value_size, now // _US_PER_MS, size)])
+            partition = self._partition_of(topic, key)
+        self._recorder.record(
+            MessageSent(self._scheduler.now, self.client_id, message_id, topic, partition, size)
+        )
+        self._dispatch(message_id, TopicPartition(topic, partition), key, value_size, size)
+        self._leave()
         return message_id
+
+    def attach(self, source: ArrivalSource) -> None:
+        """Produce the messages ``source`` describes, each at its arrival time, exactly as if
+        :meth:`send` were called then (see the module doc); ``source`` is asked for more
+        while the producer plans ahead. Raises ClientStateError if a source is attached."""
+        if self._source is not None:
+            raise ClientStateError(f"{self.client_id} already has an arrival source")
+        self._source = source
+        self._leave()
+
+    def detach(self) -> None:
+        """Stop taking arrivals: those up to now are sent, the later ones dropped."""
+        self._enter()
+        self._source = None
+        self._arrivals.drop_pending()
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+            self._wakeup = None
+
+    @property
+    def in_flight_messages(self) -> int:
+        """Messages sent whose outcome has not been reported yet."""
+        self._settle()
+        return self._in_flight_messages
 
     def queued_messages(self) -> int:
         """Messages waiting in broker producers' batches (not yet in a request)."""
+        self._settle()
         return sum(bp.queued_messages() for bp in self._broker_producers.values())
 
     # -- pipeline -----------------------------------------------------------------------------
 
-    def _record_sent(self, message_id: int, topic: str, partition: int, size: int) -> None:
+    def _partition_of(self, topic: str, key: bytes | None) -> int:
+        """The partitioner's choice, or -1 while the topic's partition count is unknown."""
+        count = self._metadata.partition_count(topic)
+        return -1 if count is None else self._partitioner.partition(topic, key, count)
+
+    def _dispatch(
+        self, message_id: int, tp: TopicPartition, key: bytes | None, value_size: int, size: int
+    ) -> None:
+        """Route a new message (partition -1: wait for the topic's metadata first)."""
+        timestamp_ms = self._scheduler.now // _US_PER_MS
+        if tp.partition < 0:
+            topic = tp.topic
+            waiting = self._awaiting_topic.setdefault(topic, [])
+            waiting.append(_Message(message_id, tp, key, value_size, timestamp_ms, size))
+            if len(waiting) == 1:
+                self._metadata.refresh(lambda: self._topic_known(topic))
+            return
+        if size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
+            msg = _Message(message_id, tp, key, value_size, timestamp_ms, size)
+            self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
+            return
+        pp = self._partition_producer(tp)
+        output = pp.fast_lane()
+        if output is not None and tp not in output.retrying:
+            output.append(tp, message_id, key, value_size, timestamp_ms, 0, size)
+        else:
+            pp.enqueue([_Message(message_id, tp, key, value_size, timestamp_ms, size)])
+
+    # -- arrivals planned ahead ----------------------------------------------------------------
+
+    def _enter(self) -> bool:
+        """At the start of every callback: send the arrivals due by now. True if there were."""
+        arrivals = self._arrivals
+        if arrivals.head < len(arrivals.times) and arrivals.times[arrivals.head] <= (
+            self._scheduler.now
+        ):
+            self._catch_up()
+            return True
+        return False
+
+    def _settle(self) -> None:
+        """Before a read from outside: send the arrivals due by now, and plan again."""
+        if self._enter():
+            self._leave()
+
+    def _leave(self) -> None:
+        """At the end of every callback: be woken at the next critical arrival."""
+        if self._source is None:
+            return
+        at = self._next_critical()
+        wakeup = self._wakeup
+        if wakeup is not None:
+            if at is not None and wakeup.time == at and wakeup.pending:
+                return
+            wakeup.cancel()
+        self._wakeup = None if at is None else self._scheduler.call_at(at, self._woken)
+
+    def _woken(self) -> None:
+        self._wakeup = None
+        self._enter()
+        self._leave()
+
+    def _catch_up(self) -> None:
+        """Send the pending arrivals due by now: those before now silently (the plan proved
+        they only add to an open batch), those at now as :meth:`send` would."""
+        now = self._scheduler.now
+        arrivals = self._arrivals
+        times = arrivals.times
+        start = arrivals.head
+        end = bisect_right(times, now, start)
+        arrivals.head = end
+        tps = arrivals.tps[start:end]
+        keys = arrivals.keys[start:end]
+        value_sizes = arrivals.value_sizes[start:end]
+        sizes = arrivals.sizes[start:end]
+        ids = list(itertools.islice(self._ids, end - start))
+        self._in_flight_messages += end - start
         self._recorder.record(
-            MessageSent(self._scheduler.now, self.client_id, message_id, topic, partition, size)
-        )
+            MessagesSent(
+                self.client_id, self._source_topic, tuple(ids), tuple(times[start:end]),
+                tuple(tp.partition for tp in tps), tuple(sizes),
+            )
+        )  # fmt: skip
+        for i in range(end - start):
+            t = times[start + i]
+            tp = tps[i]
+            if t < now:
+                leader = self._partition_producers[tp].fast_lane()
+                assert leader is not None
+                leader.add_silently(tp, ids[i], keys[i], value_sizes[i], t // _US_PER_MS, sizes[i])
+            else:
+                if tp.partition < 0:
+                    tp = TopicPartition(tp.topic, self._partition_of(tp.topic, keys[i]))
+                self._dispatch(ids[i], tp, keys[i], value_sizes[i], sizes[i])
+        arrivals.trim()
+
+    def _next_critical(self) -> int | None:
+        """The time of the first pending arrival that must be sent at its own time: one that
+        starts or fills a batch, or whose partition is not in the fast lane (a retry in
+        progress, no leader yet...). None if the source has no more."""
+        arrivals = self._arrivals
+        config = self.config
+        batch_size = config.batch_size
+        flush = config.flush_messages
+        limit = config.max_request_size - RECORD_BATCH_OVERHEAD
+        open_batches: dict[TopicPartition, list[int]] = {}
+        i = arrivals.head
+        while True:
+            if i == len(arrivals.times) and not self._refill():
+                return None
+            tp = arrivals.tps[i]
+            size = arrivals.sizes[i]
+            state = open_batches.get(tp)
+            if state is None:
+                pp = self._partition_producers.get(tp)
+                output = None if pp is None else pp.fast_lane()
+                if output is None or tp in output.retrying or size > limit:
+                    return arrivals.times[i]
+                last = output.last_batch(tp)
+                if last is None or last.full:
+                    return arrivals.times[i]
+                state = open_batches[tp] = [last.size_bytes, len(last)]
+            filled = state[0] + size
+            if filled >= batch_size or (flush > 0 and state[1] + 1 >= flush):
+                return arrivals.times[i]
+            state[0] = filled
+            state[1] += 1
+            i += 1
+
+    def _refill(self) -> bool:
+        """Ask the source for more arrivals; False if it has none."""
+        source = self._source
+        chunk = None if source is None else source()
+        if chunk is None:
+            return False
+        topic, times, keys, value_sizes = chunk
+        self._source_topic = topic
+        arrivals = self._arrivals
+        partition_of = self._partition_of
+        arrivals.times.extend(times)
+        arrivals.keys.extend(keys)
+        arrivals.value_sizes.extend(value_sizes)
+        arrivals.sizes.extend(map(message_record_size, keys, value_sizes))
+        arrivals.tps.extend(TopicPartition(topic, partition_of(topic, key)) for key in keys)
+        return bool(times)
 
     def _topic_known(self, topic: str) -> None:
+        self._enter()
         waiting = self._awaiting_topic.pop(topic, [])
         count = self._metadata.partition_count(topic)
         for msg in waiting:
@@ -215,6 +426,7 @@ class Producer:
                 self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
                 continue
             self._partition_producer(msg.tp).enqueue([msg])
+        self._leave()
 
     def _partition_producer(self, tp: TopicPartition) -> _PartitionProducer:
         pp = self._partition_producers.get(tp)
@@ -229,7 +441,7 @@ class Producer:
         return bp
 
     def _finish(self, msg: _Message, offset: int, error: Errors) -> None:
-        self.in_flight_messages -= 1
+        self._in_flight_messages -= 1
         tp = msg.tp
         self._recorder.record(
             MessageAcked(
@@ -245,7 +457,7 @@ class Producer:
         )
 
     def _finish_batch(self, batch: ProducerBatch, base_offset: int, error: Errors) -> None:
-        self.in_flight_messages -= len(batch)
+        self._in_flight_messages -= len(batch)
         tp = batch.tp
         self._recorder.record(
             MessagesAcked(
@@ -363,19 +575,22 @@ class _PartitionProducer:
         self._producer._metadata.refresh(self._refreshed)
 
     def _refreshed(self) -> None:
-        leader = self._producer._metadata.leader_for(self.tp)
+        producer = self._producer
+        producer._enter()
+        leader = producer._metadata.leader_for(self.tp)
         if leader is None:
             # Sarama returns the error for what it was about to send, then backs off.
             while self._outbox:
-                self._producer._finish(
+                producer._finish(
                     self._outbox.popleft(), UNKNOWN_OFFSET, Errors.LEADER_NOT_AVAILABLE
                 )
             self._needs_refresh = True
             self._sleep()
-            return
-        self._output = self._producer._broker_producer(leader)
-        self._blocked = False
-        self._pump()
+        else:
+            self._output = producer._broker_producer(leader)
+            self._blocked = False
+            self._pump()
+        producer._leave()
 
     def _sleep(self) -> None:
         self._blocked = True
@@ -384,8 +599,10 @@ class _PartitionProducer:
         )
 
     def _wake(self) -> None:
+        self._producer._enter()
         self._blocked = False
         self._pump()
+        self._producer._leave()
 
 
 class _InFlight:
@@ -458,8 +675,31 @@ class _BrokerProducer:
         )
         linger_us = producer.config.linger_ms * _US_PER_MS
         if created is not None and linger_us > 0 and not created.full:
-            producer._scheduler.call_at(now + linger_us, self._maybe_send)
+            producer._scheduler.call_at(now + linger_us, self._linger_expired)
         self._maybe_send()
+
+    def add_silently(
+        self,
+        tp: TopicPartition,
+        message_id: int,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
+        size: int,
+    ) -> None:
+        """Add a new message to ``tp``'s open batch, which it neither fills nor overflows (as
+        the producer's plan proved): nothing else can follow from it."""
+        self._queue.append(tp, message_id, key, value_size, timestamp_ms, 0, size, -1)
+
+    def last_batch(self, tp: TopicPartition) -> ProducerBatch | None:
+        """``tp``'s newest batch, or None."""
+        return self._queue.last_batch(tp)
+
+    def _linger_expired(self) -> None:
+        producer = self._producer
+        producer._enter()
+        self._maybe_send()
+        producer._leave()
 
     def _maybe_send(self) -> None:
         producer = self._producer
@@ -499,10 +739,11 @@ class _BrokerProducer:
     def _answered(self, flight: _InFlight, response: ProduceResponse) -> None:
         if flight.timer is None:
             return  # answered after the client gave up on it
+        producer = self._producer
+        producer._enter()
         flight.timer.cancel()
         flight.timer = None
         self._in_flight -= 1
-        producer = self._producer
         for batch in flight.batches:
             self._muted.discard(batch.tp)
             result = response.responses.get(batch.tp)
@@ -515,14 +756,18 @@ class _BrokerProducer:
             else:
                 producer._finish_batch(batch, UNKNOWN_OFFSET, error)
         self._maybe_send()
+        producer._leave()
 
     def _timed_out(self, flight: _InFlight) -> None:
+        producer = self._producer
+        producer._enter()
         flight.timer = None
         self._in_flight -= 1
         for batch in flight.batches:
             self._muted.discard(batch.tp)
             self._retry_partition(batch, Errors.REQUEST_TIMED_OUT)
         self._maybe_send()
+        producer._leave()
 
     def _retry_partition(self, batch: ProducerBatch, error: Errors) -> None:
         tp = batch.tp

@@ -115,6 +115,16 @@ class MetricsRecorder:
         self._sent_producers.append(producer)
         self._sent_topics.append(topic)
 
+    def messages_sent(
+        self, message_ids: Sequence[int], times: Sequence[int], producer: str, topic: str
+    ) -> None:
+        """:meth:`message_sent` for many messages: ``message_ids[i]`` at ``times[i]``."""
+        n = len(message_ids)
+        self._sent_ids.extend(message_ids)
+        self._sent_times.extend(times)
+        self._sent_producers.extend([producer] * n)
+        self._sent_topics.extend([topic] * n)
+
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
     ) -> None:
