@@ -298,12 +298,13 @@ class Producer:
     # -- arrivals planned ahead ----------------------------------------------------------------
 
     def _enter(self) -> bool:
-        """At the start of every callback: send the arrivals due by now. True if there were."""
+        """At the start of every callback: send the arrivals before now (those at now come
+        after the callbacks of this instant, with the wake-up). True if there were any."""
         arrivals = self._arrivals
-        if arrivals.head < len(arrivals.times) and arrivals.times[arrivals.head] <= (
+        if arrivals.head < len(arrivals.times) and arrivals.times[arrivals.head] < (
             self._scheduler.now
         ):
-            self._catch_up()
+            self._catch_up(self._scheduler.now - 1)
             return True
         return False
 
@@ -325,18 +326,24 @@ class Producer:
         self._wakeup = None if at is None else self._scheduler.call_at(at, self._woken)
 
     def _woken(self) -> None:
+        scheduler = self._scheduler
+        if scheduler.more_due_now():
+            # Other events of this instant are queued: arrivals come after them.
+            self._wakeup = scheduler.call_at(scheduler.now, self._woken)
+            return
         self._wakeup = None
-        self._enter()
+        self._catch_up(scheduler.now)
         self._leave()
 
-    def _catch_up(self) -> None:
-        """Send the pending arrivals due by now: those before now silently (the plan proved
-        they only add to an open batch), those at now as :meth:`send` would."""
+    def _catch_up(self, until: int) -> None:
+        """Send the pending arrivals due by ``until`` (now or now - 1): those before now
+        silently (the plan proved they only add to an open batch), those at now as
+        :meth:`send` would."""
         now = self._scheduler.now
         arrivals = self._arrivals
         times = arrivals.times
         start = arrivals.head
-        end = bisect_right(times, now, start)
+        end = bisect_right(times, until, start)
         arrivals.head = end
         tps = arrivals.tps[start:end]
         keys = arrivals.keys[start:end]

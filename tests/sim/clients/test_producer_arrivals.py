@@ -57,8 +57,14 @@ def run(
 
         producer.attach(source)
     else:
+        # An arrival comes after the producer's other events of its instant.
         for at, key, size in arrivals:
-            sim.call_at(at, lambda key=key, size=size: producer.send("t", key, size))
+            sim.call_at(
+                at,
+                lambda at=at, key=key, size=size: sim.call_at(
+                    at, lambda: producer.send("t", key, size)
+                ),
+            )
     samples: list[tuple[int, int]] = []
     for at in range(0, 4000, 150):
         sim.call_at(
@@ -120,3 +126,18 @@ def test_planned_arrivals_equal_sends_at_each_time(
 
 def _order(event: Any) -> tuple[int, str, int]:
     return event.time_us, type(event).__name__, event.message_id
+
+
+def test_an_arrival_at_the_end_of_a_run_step_is_sent() -> None:
+    sim = Simulator(seed=3)
+    cluster = FakeCluster(sim, {"t": 1})
+    recorder = InMemoryRecorder()
+    producer = Producer(
+        sim, cluster, cluster, ProducerConfig(), rng=sim.rng("p"), recorder=recorder
+    )
+    arrivals = [("t", [1000, 2000], [None, None], [10, 10])]
+    producer.attach(lambda: arrivals.pop() if arrivals else None)
+    sim.run_until(1000)  # the first arrival is due exactly at the step's end
+    assert producer.in_flight_messages == 1
+    sim.run_until(10**7)
+    assert [e.message_id for e in recorder.events if type(e).__name__ == "MessageAcked"] == [0, 1]
