@@ -134,7 +134,7 @@ ArrivalSource = Callable[
 ]
 """Gives the next arrivals of messages for :meth:`Producer.attach`: ``(topic, times, keys,
 value_sizes)`` columns, times in microseconds, non-decreasing and after every time given
-before; None when there are no more."""
+before; None (or empty columns) when there are no more."""
 
 
 class _Arrivals:
@@ -344,6 +344,8 @@ class Producer:
         times = arrivals.times
         start = arrivals.head
         end = bisect_right(times, until, start)
+        if end == start:
+            return
         arrivals.head = end
         tps = arrivals.tps[start:end]
         keys = arrivals.keys[start:end]
@@ -386,11 +388,13 @@ class Producer:
                 return None
             tp = arrivals.tps[i]
             size = arrivals.sizes[i]
+            if size > limit:  # refused with MESSAGE_TOO_LARGE
+                return arrivals.times[i]
             state = open_batches.get(tp)
             if state is None:
                 pp = self._partition_producers.get(tp)
                 output = None if pp is None else pp.fast_lane()
-                if output is None or tp in output.retrying or size > limit:
+                if output is None or tp in output.retrying:
                     return arrivals.times[i]
                 last = output.last_batch(tp)
                 if last is None or last.full:

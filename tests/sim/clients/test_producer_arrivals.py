@@ -82,7 +82,7 @@ arrival_lists = st.lists(
     st.tuples(
         st.integers(0, 3000),
         st.sampled_from([None, b"a", b"b", b"c"]),
-        st.sampled_from([10, 100, 400, 2000]),
+        st.sampled_from([10, 100, 400, 2000, 2200]),  # 2200: larger than a request
     ),
     max_size=60,
 ).map(lambda xs: sorted(xs, key=lambda a: a[0]))
