@@ -39,7 +39,13 @@ from collections.abc import Sequence
 from replica.errors import Errors
 from replica.exceptions import ApiError, ReplicaArgumentError, UnexpectedAppendOffsetError
 from replica.leader_epoch_cache import LeaderEpochCache
-from replica.records import NO_TIMESTAMP, Record, RecordBatch, batch_size_in_bytes
+from replica.records import (
+    NO_TIMESTAMP,
+    Record,
+    RecordBatch,
+    RecordColumns,
+    batch_size_in_bytes,
+)
 from replica.types import (
     FetchDataInfo,
     FetchIsolation,
@@ -303,9 +309,8 @@ class Log:
                 Errors.RECORD_LIST_TOO_LARGE,
                 f"batch of {size} bytes exceeds log.segment.bytes={self.segment_bytes}",
             )
-        batch = RecordBatch(
-            self._log_end_offset, tuple(records), size, leader_epoch, log_append_time
-        )
+        stored = records if isinstance(records, RecordColumns) else tuple(records)
+        batch = RecordBatch(self._log_end_offset, stored, size, leader_epoch, log_append_time)
         self._append(batch)
         return LogAppendInfo(
             batch.base_offset, batch.last_offset, log_append_time, self._log_start_offset

@@ -8,11 +8,22 @@ by followers' logs.
 Sizes follow ``DefaultRecord.sizeInBytes`` / ``DefaultRecordBatch``: a batch costs a 61-byte
 header plus, per record, a varint length prefix, one attributes byte, the varint timestamp and
 offset deltas, the varint-prefixed key and value (``-1`` for null) and the headers.
+
+Records in columns. A producer that sends many similar records can hand the broker a
+:class:`RecordColumns` instead of a tuple of :class:`Record`: the same records held as
+columns (keys, value sizes, timestamps and the integer values of one named header), whose batch
+size is computed once, arithmetically, when it is built. It *is* a ``Sequence[Record]``
+(indexing builds the :class:`Record` on demand, with a value of zero bytes), so every layer
+that reads records keeps working; the log stores it as the batch's records unchanged, fetch
+responses and followers share it, and a reader that only needs the header's integers reads
+:attr:`RecordColumns.header_values` without building a record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from typing import overload
 
 import attrs
 
@@ -71,6 +82,8 @@ def record_size_in_bytes(record: Record, offset_delta: int, timestamp_delta: int
 
 def batch_size_in_bytes(records: Sequence[Record]) -> int:
     """Size of a v2 batch holding ``records`` (the header plus every record)."""
+    if isinstance(records, RecordColumns):
+        return records.size_in_bytes
     if not records:
         return RECORD_BATCH_OVERHEAD
     first_timestamp = records[0].timestamp
@@ -97,6 +110,118 @@ def batch_size_in_bytes(records: Sequence[Record]) -> int:
     return size
 
 
+@lru_cache(maxsize=4096)
+def _zeros(size: int) -> bytes:
+    return bytes(size)
+
+
+class RecordColumns(Sequence[Record]):
+    """Records as columns: record ``i`` has key ``keys[i]`` (all None if ``keys`` is None), a
+    value of ``value_sizes[i]`` zero bytes, create time ``timestamps[i]`` (ms) and one header,
+    ``header_key``, whose value is ``header_values[i]`` as 8 big-endian bytes.
+
+    Immutable (the columns are kept as tuples). :attr:`size_in_bytes` is the size of a v2
+    batch holding these records, equal to :func:`batch_size_in_bytes` of the same records as
+    :class:`Record` objects. Raises ValueError if the columns differ in length, and
+    OverflowError if a header value is not in ``0 .. 2**63 - 1``.
+    """
+
+    __slots__ = (
+        "header_key",
+        "header_values",
+        "keys",
+        "size_in_bytes",
+        "timestamps",
+        "value_sizes",
+    )
+
+    def __init__(
+        self,
+        header_key: str,
+        header_values: Sequence[int],
+        value_sizes: Sequence[int],
+        timestamps: Sequence[int],
+        keys: Sequence[bytes | None] | None = None,
+    ) -> None:
+        n = len(header_values)
+        if len(value_sizes) != n or len(timestamps) != n or (keys is not None and len(keys) != n):
+            raise ValueError("record columns must all have the same length")
+        if n and not (min(header_values) >= 0 and max(header_values) < 1 << 63):
+            raise OverflowError("header values must be in 0 .. 2**63 - 1")
+        self.header_key = header_key
+        self.header_values: tuple[int, ...] = tuple(header_values)
+        self.value_sizes: tuple[int, ...] = tuple(value_sizes)
+        self.timestamps: tuple[int, ...] = tuple(timestamps)
+        self.keys: tuple[bytes | None, ...] | None = None if keys is None else tuple(keys)
+        self.size_in_bytes = self._batch_size()
+
+    def __len__(self) -> int:
+        return len(self.header_values)
+
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Record]: ...
+
+    def __getitem__(self, index: int | slice) -> Record | Sequence[Record]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        header = (self.header_key, self.header_values[index].to_bytes(8, "big"))
+        key = None if self.keys is None else self.keys[index]
+        return Record(key, _zeros(self.value_sizes[index]), self.timestamps[index], (header,))
+
+    def __iter__(self) -> Iterator[Record]:
+        return (self[i] for i in range(len(self)))
+
+    def _batch_size(self) -> int:
+        n = len(self.header_values)
+        if not n:
+            return RECORD_BATCH_OVERHEAD
+        # Every record has its attributes byte and one header: count, key, 8-byte value.
+        fixed = 1 + 1 + _bytes_field_size(self.header_key.encode()) + _value_field_size(8)
+        timestamps = self.timestamps
+        first = timestamps[0]
+        sizes = self.value_sizes
+        if (
+            self.keys is None
+            and min(sizes) == max(sizes)
+            and min(timestamps) - first >= -64
+            and max(timestamps) - first < 64
+        ):
+            # The common case in closed form: records differ only in their offset delta,
+            # whose varint grows by a byte at 2**6, 2**13, 2**20 ... records. Each has a
+            # one-byte timestamp delta, a null key (one byte) and a value of the same size.
+            base = fixed + 1 + 1 + _value_field_size(sizes[0])
+            size = RECORD_BATCH_OVERHEAD
+            start, width = 0, 1
+            while start < n:
+                end = min(n, 1 << (7 * width - 1))
+                body = base + width
+                size += (end - start) * (body + _varint_size(body))
+                start, width = end, width + 1
+            return size
+        size = RECORD_BATCH_OVERHEAD
+        keys = self.keys if self.keys is not None else (None,) * n
+        for offset_delta, (timestamp, value_size, key) in enumerate(
+            zip(timestamps, sizes, keys, strict=True)
+        ):
+            body = (
+                fixed
+                + _varint_size(timestamp - first)
+                + _varint_size(offset_delta)
+                + _bytes_field_size(key)
+                + _value_field_size(value_size)
+            )
+            size += body + _varint_size(body)
+        return size
+
+
+def _value_field_size(length: int) -> int:
+    """Bytes of a varint-prefixed field of ``length`` bytes."""
+    return length + _varint_size(length)
+
+
 @attrs.define(frozen=True)
 class RecordBatch:
     """Records stored at consecutive offsets ``base_offset .. last_offset`` of one log.
@@ -107,7 +232,7 @@ class RecordBatch:
     """
 
     base_offset: int
-    records: tuple[Record, ...]
+    records: Sequence[Record]
     size_in_bytes: int
     partition_leader_epoch: int = -1
     log_append_time: int = NO_TIMESTAMP

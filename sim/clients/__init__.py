@@ -22,7 +22,9 @@ from sim.clients.events import (
     MessageCommitted,
     MessageDelivered,
     MessageProcessed,
+    MessagesAcked,
     MessageSent,
+    MessagesSent,
     ProcessingOutcome,
 )
 from sim.clients.metadata import ClientMetadata
@@ -55,6 +57,8 @@ __all__ = [
     "MessageMetrics",
     "MessageProcessed",
     "MessageSent",
+    "MessagesAcked",
+    "MessagesSent",
     "MetadataView",
     "MetricsAdapter",
     "ProcessingOutcome",

@@ -12,37 +12,55 @@ Kafka's drain, and the effect of Sarama's per-broker flush. A partition is muted
 its batches is in flight, so a partition never has two batches in flight (see
 :mod:`sim.clients.producer` for why).
 
-Sizes follow :mod:`replica.records`: 61 bytes of batch header plus each record's size.
+Sizes follow :mod:`replica.records`: 61 bytes of batch header plus each record's size. A
+batch keeps its messages as columns (ids, keys, value sizes, timestamps, retry counts), which
+become the request's :class:`replica.records.RecordColumns` as they are.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection
-from typing import Generic, TypeVar
 
 from replica.records import RECORD_BATCH_OVERHEAD
 from replica.types import TopicPartition
 
 __all__ = ["BatchQueue", "ProducerBatch"]
 
-M = TypeVar("M")
 
+class ProducerBatch:
+    """Messages for one partition that travel in one produce request, as columns: message
+    ``i`` has id ``message_ids[i]``, key ``keys[i]``, a value of ``value_sizes[i]`` bytes,
+    create time ``timestamps[i]`` (ms) and has been retried ``retries[i]`` times."""
 
-class ProducerBatch(Generic[M]):
-    """Messages for one partition that travel in one produce request."""
-
-    __slots__ = ("created_us", "full", "items", "size_bytes", "tp")
+    __slots__ = (
+        "created_us",
+        "full",
+        "keys",
+        "message_ids",
+        "retries",
+        "size_bytes",
+        "timestamps",
+        "tp",
+        "value_sizes",
+    )
 
     def __init__(self, tp: TopicPartition, created_us: int) -> None:
         self.tp = tp
-        self.items: list[M] = []
+        self.message_ids: list[int] = []
+        self.keys: list[bytes | None] = []
+        self.value_sizes: list[int] = []
+        self.timestamps: list[int] = []
+        self.retries: list[int] = []
         self.size_bytes = RECORD_BATCH_OVERHEAD
         self.created_us = created_us
         self.full = False
 
+    def __len__(self) -> int:
+        return len(self.message_ids)
 
-class BatchQueue(Generic[M]):
+
+class BatchQueue:
     """The batches waiting to be sent to one broker, per partition, in arrival order."""
 
     __slots__ = ("_batch_size", "_flush_messages", "_linger_us", "_max_request_size", "_queues")
@@ -54,10 +72,21 @@ class BatchQueue(Generic[M]):
         self._flush_messages = flush_messages
         self._linger_us = linger_us
         self._max_request_size = max_request_size
-        self._queues: dict[TopicPartition, deque[ProducerBatch[M]]] = {}
+        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
 
-    def append(self, tp: TopicPartition, item: M, size: int, now: int) -> ProducerBatch[M] | None:
-        """Append ``item`` (``size`` bytes) to ``tp``'s last batch, or to a new one.
+    def append(
+        self,
+        tp: TopicPartition,
+        message_id: int,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
+        retries: int,
+        size: int,
+        now: int,
+    ) -> ProducerBatch | None:
+        """Append a message (``size`` bytes in the batch) to ``tp``'s last batch, or to a new
+        one.
 
         Returns the new batch when one was started (so the caller can arm its linger timer),
         else None.
@@ -66,24 +95,34 @@ class BatchQueue(Generic[M]):
         if queue is None:
             queue = self._queues[tp] = deque()
         last = queue[-1] if queue else None
-        created: ProducerBatch[M] | None = None
+        created: ProducerBatch | None = None
         if (
             last is not None
             and not last.full
-            and last.items
+            and last.message_ids
             and (last.size_bytes + size > self._batch_size)
         ):
             last.full = True
         if last is None or last.full:
             last = created = ProducerBatch(tp, now)
             queue.append(last)
-        last.items.append(item)
+        ids = last.message_ids
+        ids.append(message_id)
+        last.keys.append(key)
+        last.value_sizes.append(value_size)
+        last.timestamps.append(timestamp_ms)
+        last.retries.append(retries)
         last.size_bytes += size
         if last.size_bytes >= self._batch_size or (
-            self._flush_messages > 0 and len(last.items) >= self._flush_messages
+            self._flush_messages > 0 and len(ids) >= self._flush_messages
         ):
             last.full = True
         return created
+
+    def last_batch(self, tp: TopicPartition) -> ProducerBatch | None:
+        """``tp``'s newest batch, or None if it has none."""
+        queue = self._queues.get(tp)
+        return queue[-1] if queue else None
 
     def ready(self, now: int, muted: Collection[TopicPartition]) -> bool:
         """True if some unmuted partition's first batch is full or has lingered enough."""
@@ -95,10 +134,10 @@ class BatchQueue(Generic[M]):
                 return True
         return False
 
-    def drain(self, muted: Collection[TopicPartition]) -> list[ProducerBatch[M]]:
+    def drain(self, muted: Collection[TopicPartition]) -> list[ProducerBatch]:
         """Remove and return the first batch of every unmuted partition, in partition arrival
         order, stopping before ``max_request_size`` would be exceeded (at least one batch)."""
-        drained: list[ProducerBatch[M]] = []
+        drained: list[ProducerBatch] = []
         total = 0
         for tp in list(self._queues):
             if tp in muted:
@@ -116,13 +155,10 @@ class BatchQueue(Generic[M]):
                 self._queues[tp] = queue
         return drained
 
-    def drop_partition(self, tp: TopicPartition) -> list[M]:
-        """Remove every batch of ``tp`` and return their items in order."""
-        queue = self._queues.pop(tp, None)
-        if queue is None:
-            return []
-        return [item for batch in queue for item in batch.items]
+    def drop_partition(self, tp: TopicPartition) -> list[ProducerBatch]:
+        """Remove and return every batch of ``tp``, in order."""
+        return list(self._queues.pop(tp, ()))
 
     def queued_messages(self) -> int:
-        """Items waiting in all batches."""
-        return sum(len(b.items) for queue in self._queues.values() for b in queue)
+        """Messages waiting in all batches."""
+        return sum(len(b) for queue in self._queues.values() for b in queue)

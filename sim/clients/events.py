@@ -7,9 +7,11 @@ processed and committed more than once (at-least-once); counting events per ``me
 finds the duplicates.
 
 Where a client handles many messages at once it reports them as one *batch event* with
-columns (:class:`MessagesDelivered`, :class:`MessagesProcessed`, :class:`MessagesCommittable`,
-:class:`MessagesCommitted`): the same facts as the per-message events its
-:meth:`~MessagesDelivered.expand` returns, without an object per message.
+columns instead of one event per message: the producer's arrivals and outcomes
+(:class:`MessagesSent`, :class:`MessagesAcked`), the consumer's deliveries, processing and
+commits (:class:`MessagesDelivered`, :class:`MessagesProcessed`, :class:`MessagesCommittable`,
+:class:`MessagesCommitted`). Each holds the same facts as the per-message events its
+``expand()`` returns; the simulator's metrics recorder appends the columns at once.
 
 Clients call :meth:`ClientRecorder.record` synchronously from inside simulator callbacks; a
 recorder must not call back into the client. :class:`InMemoryRecorder` keeps every event in a
@@ -40,10 +42,12 @@ __all__ = [
     "MessageDelivered",
     "MessageProcessed",
     "MessageSent",
+    "MessagesAcked",
     "MessagesCommittable",
     "MessagesCommitted",
     "MessagesDelivered",
     "MessagesProcessed",
+    "MessagesSent",
     "ProcessingOutcome",
 ]
 
@@ -76,6 +80,66 @@ class MessageAcked:
     offset: int
     error: Errors
     attempts: int
+
+
+@attrs.frozen
+class MessagesSent:
+    """Messages the application handed to a producer: message ``message_ids[i]`` arrived at
+    ``times_us[i]`` for ``partitions[i]`` (-1: not known yet) with ``sizes[i]`` bytes."""
+
+    client_id: str
+    topic: str
+    message_ids: tuple[int, ...]
+    times_us: tuple[int, ...]
+    partitions: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+    def expand(self) -> list[MessageSent]:
+        """The same arrivals as one :class:`MessageSent` per message, in order."""
+        return [
+            MessageSent(time_us, self.client_id, message_id, self.topic, partition, size)
+            for message_id, time_us, partition, size in zip(
+                self.message_ids, self.times_us, self.partitions, self.sizes, strict=True
+            )
+        ]
+
+
+@attrs.frozen
+class MessagesAcked:
+    """The producer finished with a batch of one partition: every message of it got the same
+    outcome at the same time.
+
+    ``message_ids[i]`` took ``attempts[i]`` produce attempts; on success its offset is
+    ``base_offset + i``; ``base_offset`` is -1 on error and with acks=0.
+    """
+
+    time_us: int
+    client_id: str
+    topic: str
+    partition: int
+    message_ids: tuple[int, ...]
+    base_offset: int
+    error: Errors
+    attempts: tuple[int, ...]
+
+    def expand(self) -> list[MessageAcked]:
+        """The same outcome as one :class:`MessageAcked` per message, in batch order."""
+        base = self.base_offset
+        return [
+            MessageAcked(
+                self.time_us,
+                self.client_id,
+                message_id,
+                self.topic,
+                self.partition,
+                -1 if base < 0 else base + index,
+                self.error,
+                attempts,
+            )
+            for index, (message_id, attempts) in enumerate(
+                zip(self.message_ids, self.attempts, strict=True)
+            )
+        ]
 
 
 @attrs.frozen
@@ -269,6 +333,8 @@ class ConsumerHalted:
 ClientEvent = (
     MessageSent
     | MessageAcked
+    | MessagesAcked
+    | MessagesSent
     | MessageDelivered
     | MessageProcessed
     | MessageCommittable
@@ -281,7 +347,14 @@ ClientEvent = (
     | ConsumerHalted
 )
 
-_BATCHES = (MessagesDelivered, MessagesProcessed, MessagesCommittable, MessagesCommitted)
+_BATCHES = (
+    MessagesSent,
+    MessagesAcked,
+    MessagesDelivered,
+    MessagesProcessed,
+    MessagesCommittable,
+    MessagesCommitted,
+)
 
 _E = TypeVar("_E", bound=ClientEvent)
 

@@ -20,10 +20,12 @@ from sim.clients.events import (
     MessageCommitted,
     MessageDelivered,
     MessageProcessed,
+    MessagesAcked,
     MessagesCommitted,
     MessagesDelivered,
     MessageSent,
     MessagesProcessed,
+    MessagesSent,
     ProcessingOutcome,
 )
 
@@ -31,12 +33,20 @@ __all__ = ["MessageMetrics", "MetricsAdapter"]
 
 
 class MessageMetrics(Protocol):
-    """The per-message methods of ``sim.output.MetricsRecorder``."""
+    """The message methods of ``sim.output.MetricsRecorder``."""
 
     def message_sent(self, message_id: int, t: int, producer: str, topic: str) -> None: ...
 
+    def messages_sent(
+        self, message_ids: Sequence[int], times: Sequence[int], producer: str, topic: str
+    ) -> None: ...
+
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
+    ) -> None: ...
+
+    def messages_acked(
+        self, message_ids: Sequence[int], t: int, partition: int, base_offset: int, error: int
     ) -> None: ...
 
     def message_delivered(self, message_id: int, t: int) -> None: ...
@@ -63,6 +73,8 @@ class MetricsAdapter:
         self._forward: dict[type, Callable[[Any], None]] = {
             MessageSent: self._sent,
             MessageAcked: self._acked,
+            MessagesAcked: self._batch_acked,
+            MessagesSent: self._batch_sent,
             MessageDelivered: self._delivered,
             MessageProcessed: self._processed,
             MessageCommitted: self._committed,
@@ -82,6 +94,14 @@ class MetricsAdapter:
     def _acked(self, event: MessageAcked) -> None:
         self._metrics.message_acked(
             event.message_id, event.time_us, event.partition, event.offset, int(event.error)
+        )
+
+    def _batch_sent(self, event: MessagesSent) -> None:
+        self._metrics.messages_sent(event.message_ids, event.times_us, event.client_id, event.topic)
+
+    def _batch_acked(self, event: MessagesAcked) -> None:
+        self._metrics.messages_acked(
+            event.message_ids, event.time_us, event.partition, event.base_offset, int(event.error)
         )
 
     def _delivered(self, event: MessageDelivered) -> None:

@@ -34,45 +34,86 @@ duplicates).
 
 acks=0: the request is sent and its messages are reported acknowledged at once (offset -1);
 no response is expected, nothing is muted or retried.
+
+Columns, and a fast lane. A batch keeps its messages as columns (see
+:mod:`sim.clients.batching`), sent as one :class:`replica.records.RecordColumns` and reported
+as one :class:`~sim.clients.events.MessagesAcked`; no :class:`~replica.records.Record` is built.
+A message whose partition producer is idle (no retry in progress, nothing queued, leader
+known) and whose broker producer is not bouncing the partition goes straight into its batch;
+only the others travel through the pipeline as :class:`_Message` objects, as does every
+message of a batch that is retried.
+
+Arrivals planned ahead. Besides :meth:`Producer.send`, a producer can take its messages from
+an arrival source (:meth:`Producer.attach`; the simulator's workload driver is one): columns
+of future arrival times, keys and sizes, with no engine event per message. What a message
+does on arrival depends only on the producer's state, and that state changes only in the
+producer's own callbacks (responses, time-outs, linger timers, back-offs, metadata
+refreshes). So at the end of each callback the producer looks ahead for the first *critical*
+arrival, one that starts or fills a batch or whose partition is not in the fast lane, and
+schedules one wake-up at its time; at the start of each callback (and the wake-up) it first
+adds every arrival due by then: those before now only join an open batch, which the look-ahead
+proved changes nothing else, and those at now go the way :meth:`Producer.send` would. Requests
+leave at the same times with the same records as with a ``send`` per arrival (the property
+``tests/sim/clients/test_producer_arrivals.py`` checks); only events of one instant may be
+reported in another order. Reads from outside (:attr:`Producer.in_flight_messages`,
+:meth:`Producer.queued_messages`) add the arrivals due first.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from apis.produce import ProduceRequest, ProduceResponse
 from replica.errors import Errors
-from replica.records import RECORD_BATCH_OVERHEAD, Record, record_size_in_bytes
+from replica.records import RECORD_BATCH_OVERHEAD, Record, RecordColumns
 from replica.types import UNKNOWN_OFFSET, TopicPartition
 from sim.clients.batching import BatchQueue, ProducerBatch
-from sim.clients.errors import ClientConfigError
-from sim.clients.events import ClientRecorder, MessageAcked, MessageSent
+from sim.clients.errors import ClientConfigError, ClientStateError
+from sim.clients.events import (
+    ClientRecorder,
+    MessageAcked,
+    MessagesAcked,
+    MessageSent,
+    MessagesSent,
+)
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.clients.partitioner import Partitioner
 from sim.clients.producer_config import ProducerConfig
-from sim.clients.records import make_record
+from sim.clients.records import MESSAGE_ID_HEADER, message_record_size
 from sim.clients.retry_levels import RetryLevels, Route
 from sim.core.engine import Event, Scheduler
 
-__all__ = ["Producer"]
+__all__ = ["ArrivalSource", "Producer"]
 
 _US_PER_MS = 1000
 
 
 class _Message:
-    """A message (or a chaser) on its way through the pipeline."""
+    """A message (or a chaser) on its way through the pipeline outside the fast lane."""
 
-    __slots__ = ("chaser", "message_id", "record", "retries", "size", "tp")
+    __slots__ = (
+        "chaser",
+        "key",
+        "message_id",
+        "retries",
+        "size",
+        "timestamp_ms",
+        "tp",
+        "value_size",
+    )
 
     def __init__(
         self,
         message_id: int,
         tp: TopicPartition,
-        record: Record | None,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
         size: int,
         *,
         chaser: bool = False,
@@ -80,18 +121,57 @@ class _Message:
     ) -> None:
         self.message_id = message_id
         self.tp = tp
-        self.record = record
+        self.key = key
+        self.value_size = value_size
+        self.timestamp_ms = timestamp_ms
         self.size = size
         self.retries = retries
         self.chaser = chaser
+
+
+ArrivalSource = Callable[
+    [], tuple[str, Sequence[int], Sequence[bytes | None], Sequence[int]] | None
+]
+"""Gives the next arrivals of messages for :meth:`Producer.attach`: ``(topic, times, keys,
+value_sizes)`` columns, times in microseconds, non-decreasing and after every time given
+before; None (or empty columns) when there are no more."""
+
+
+class _Arrivals:
+    """Arrivals taken from the source and not sent yet (from ``head``), as columns."""
+
+    __slots__ = ("head", "keys", "sizes", "times", "tps", "value_sizes")
+
+    def __init__(self) -> None:
+        self.head = 0
+        self.times: list[int] = []
+        self.tps: list[TopicPartition] = []
+        self.keys: list[bytes | None] = []
+        self.value_sizes: list[int] = []
+        self.sizes: list[int] = []
+
+    def trim(self) -> None:
+        """Forget the arrivals already sent, once they are many."""
+        head = self.head
+        if head >= 4096:
+            for column in (self.times, self.tps, self.keys, self.value_sizes, self.sizes):
+                del column[:head]
+            self.head = 0
+
+    def drop_pending(self) -> None:
+        """Forget the arrivals not sent yet."""
+        head = self.head
+        for column in (self.times, self.tps, self.keys, self.value_sizes, self.sizes):
+            del column[head:]
 
 
 class Producer:
     """An async producer (sans-IO, on the simulator's clock).
 
     ``send`` never blocks and returns the message's id; the outcome of every message is
-    reported exactly once to ``recorder`` as :class:`~sim.clients.events.MessageAcked`
-    (``error == Errors.NONE`` on success), after one :class:`~sim.clients.events.MessageSent`.
+    reported exactly once to ``recorder``, as a :class:`~sim.clients.events.MessageAcked` or
+    within a :class:`~sim.clients.events.MessagesAcked` (``error == Errors.NONE`` on success),
+    after one :class:`~sim.clients.events.MessageSent`.
 
     Guarantees: per partition, messages are appended in ``send`` order (first appearances;
     retries can duplicate); at most ``max_in_flight_requests_per_connection`` requests await a
@@ -120,9 +200,12 @@ class Producer:
         self._ids = message_ids if message_ids is not None else itertools.count()
         self._partition_producers: dict[TopicPartition, _PartitionProducer] = {}
         self._broker_producers: dict[int, _BrokerProducer] = {}
-        self._awaiting_topic: dict[str, list[tuple[int, bytes | None, Record, int]]] = {}
-        self.in_flight_messages = 0
-        """Messages sent whose outcome has not been reported yet."""
+        self._awaiting_topic: dict[str, list[_Message]] = {}
+        self._source: ArrivalSource | None = None
+        self._source_topic = ""
+        self._arrivals = _Arrivals()
+        self._wakeup: Event | None = None
+        self._in_flight_messages = 0
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -140,55 +223,221 @@ class Producer:
             raise ClientConfigError(
                 f"value_size and partition must be >= 0, got {value_size} and {partition}"
             )
+        self._enter()
         message_id = next(self._ids)
-        now = self._scheduler.now
-        record = make_record(message_id, key, value_size, now // _US_PER_MS)
-        size = record_size_in_bytes(record, 0, 0)
-        self.in_flight_messages += 1
-        count = self._metadata.partition_count(topic)
-        if partition is None and count is None:
-            self._record_sent(message_id, topic, -1, size)
-            waiting = self._awaiting_topic.setdefault(topic, [])
-            waiting.append((message_id, key, record, size))
-            if len(waiting) == 1:
-                self._metadata.refresh(lambda: self._topic_known(topic))
-            return message_id
+        size = message_record_size(key, value_size)
+        self._in_flight_messages += 1
         if partition is None:
-            assert count is not None
-            partition = self._partitioner.partition(topic, key, count)
-        self._record_sent(message_id, topic, partition, size)
-        self._dispatch(message_id, TopicPartition(topic, partition), record, size)
+            partition = self._partition_of(topic, key)
+        self._recorder.record(
+            MessageSent(self._scheduler.now, self.client_id, message_id, topic, partition, size)
+        )
+        self._dispatch(message_id, TopicPartition(topic, partition), key, value_size, size)
+        self._leave()
         return message_id
+
+    def attach(self, source: ArrivalSource) -> None:
+        """Produce the messages ``source`` describes, each at its arrival time, exactly as if
+        :meth:`send` were called then (see the module doc); ``source`` is asked for more
+        while the producer plans ahead. Raises ClientStateError if a source is attached."""
+        if self._source is not None:
+            raise ClientStateError(f"{self.client_id} already has an arrival source")
+        self._source = source
+        self._leave()
+
+    def detach(self) -> None:
+        """Stop taking arrivals: those up to now are sent, the later ones dropped."""
+        self._enter()
+        self._source = None
+        self._arrivals.drop_pending()
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+            self._wakeup = None
+
+    @property
+    def in_flight_messages(self) -> int:
+        """Messages sent whose outcome has not been reported yet."""
+        self._settle()
+        return self._in_flight_messages
 
     def queued_messages(self) -> int:
         """Messages waiting in broker producers' batches (not yet in a request)."""
+        self._settle()
         return sum(bp.queued_messages() for bp in self._broker_producers.values())
 
     # -- pipeline -----------------------------------------------------------------------------
 
-    def _record_sent(self, message_id: int, topic: str, partition: int, size: int) -> None:
-        self._recorder.record(
-            MessageSent(self._scheduler.now, self.client_id, message_id, topic, partition, size)
-        )
-
-    def _topic_known(self, topic: str) -> None:
-        waiting = self._awaiting_topic.pop(topic, [])
+    def _partition_of(self, topic: str, key: bytes | None) -> int:
+        """The partitioner's choice, or -1 while the topic's partition count is unknown."""
         count = self._metadata.partition_count(topic)
-        for message_id, key, record, size in waiting:
-            tp = TopicPartition(topic, -1)
-            if count is None:
-                msg = _Message(message_id, tp, record, size)
-                self._finish(msg, UNKNOWN_OFFSET, Errors.UNKNOWN_TOPIC_OR_PARTITION)
-                continue
-            partition = self._partitioner.partition(topic, key, count)
-            self._dispatch(message_id, TopicPartition(topic, partition), record, size)
+        return -1 if count is None else self._partitioner.partition(topic, key, count)
 
-    def _dispatch(self, message_id: int, tp: TopicPartition, record: Record, size: int) -> None:
-        msg = _Message(message_id, tp, record, size)
+    def _dispatch(
+        self, message_id: int, tp: TopicPartition, key: bytes | None, value_size: int, size: int
+    ) -> None:
+        """Route a new message (partition -1: wait for the topic's metadata first)."""
+        timestamp_ms = self._scheduler.now // _US_PER_MS
+        if tp.partition < 0:
+            topic = tp.topic
+            waiting = self._awaiting_topic.setdefault(topic, [])
+            waiting.append(_Message(message_id, tp, key, value_size, timestamp_ms, size))
+            if len(waiting) == 1:
+                self._metadata.refresh(lambda: self._topic_known(topic))
+            return
         if size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
+            msg = _Message(message_id, tp, key, value_size, timestamp_ms, size)
             self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
             return
-        self._partition_producer(tp).enqueue([msg])
+        pp = self._partition_producer(tp)
+        output = pp.fast_lane()
+        if output is not None and tp not in output.retrying:
+            output.append(tp, message_id, key, value_size, timestamp_ms, 0, size)
+        else:
+            pp.enqueue([_Message(message_id, tp, key, value_size, timestamp_ms, size)])
+
+    # -- arrivals planned ahead ----------------------------------------------------------------
+
+    def _enter(self) -> bool:
+        """At the start of every callback: send the arrivals before now (those at now come
+        after the callbacks of this instant, with the wake-up). True if there were any."""
+        arrivals = self._arrivals
+        if arrivals.head < len(arrivals.times) and arrivals.times[arrivals.head] < (
+            self._scheduler.now
+        ):
+            self._catch_up(self._scheduler.now - 1)
+            return True
+        return False
+
+    def _settle(self) -> None:
+        """Before a read from outside: send the arrivals due by now, and plan again."""
+        if self._enter():
+            self._leave()
+
+    def _leave(self) -> None:
+        """At the end of every callback: be woken at the next critical arrival."""
+        if self._source is None:
+            return
+        at = self._next_critical()
+        wakeup = self._wakeup
+        if wakeup is not None:
+            if at is not None and wakeup.time == at and wakeup.pending:
+                return
+            wakeup.cancel()
+        self._wakeup = None if at is None else self._scheduler.call_at(at, self._woken)
+
+    def _woken(self) -> None:
+        scheduler = self._scheduler
+        if scheduler.more_due_now():
+            # Other events of this instant are queued: arrivals come after them.
+            self._wakeup = scheduler.call_at(scheduler.now, self._woken)
+            return
+        self._wakeup = None
+        self._catch_up(scheduler.now)
+        self._leave()
+
+    def _catch_up(self, until: int) -> None:
+        """Send the pending arrivals due by ``until`` (now or now - 1): those before now
+        silently (the plan proved they only add to an open batch), those at now as
+        :meth:`send` would."""
+        now = self._scheduler.now
+        arrivals = self._arrivals
+        times = arrivals.times
+        start = arrivals.head
+        end = bisect_right(times, until, start)
+        if end == start:
+            return
+        arrivals.head = end
+        tps = arrivals.tps[start:end]
+        keys = arrivals.keys[start:end]
+        value_sizes = arrivals.value_sizes[start:end]
+        sizes = arrivals.sizes[start:end]
+        ids = list(itertools.islice(self._ids, end - start))
+        self._in_flight_messages += end - start
+        self._recorder.record(
+            MessagesSent(
+                self.client_id, self._source_topic, tuple(ids), tuple(times[start:end]),
+                tuple(tp.partition for tp in tps), tuple(sizes),
+            )
+        )  # fmt: skip
+        for i in range(end - start):
+            t = times[start + i]
+            tp = tps[i]
+            if t < now:
+                leader = self._partition_producers[tp].fast_lane()
+                assert leader is not None
+                leader.add_silently(tp, ids[i], keys[i], value_sizes[i], t // _US_PER_MS, sizes[i])
+            else:
+                if tp.partition < 0:
+                    tp = TopicPartition(tp.topic, self._partition_of(tp.topic, keys[i]))
+                self._dispatch(ids[i], tp, keys[i], value_sizes[i], sizes[i])
+        arrivals.trim()
+
+    def _next_critical(self) -> int | None:
+        """The time of the first pending arrival that must be sent at its own time: one that
+        starts or fills a batch, or whose partition is not in the fast lane (a retry in
+        progress, no leader yet...). None if the source has no more."""
+        arrivals = self._arrivals
+        config = self.config
+        batch_size = config.batch_size
+        flush = config.flush_messages
+        limit = config.max_request_size - RECORD_BATCH_OVERHEAD
+        open_batches: dict[TopicPartition, list[int]] = {}
+        i = arrivals.head
+        while True:
+            if i == len(arrivals.times) and not self._refill():
+                return None
+            tp = arrivals.tps[i]
+            size = arrivals.sizes[i]
+            if size > limit:  # refused with MESSAGE_TOO_LARGE
+                return arrivals.times[i]
+            state = open_batches.get(tp)
+            if state is None:
+                pp = self._partition_producers.get(tp)
+                output = None if pp is None else pp.fast_lane()
+                if output is None or tp in output.retrying:
+                    return arrivals.times[i]
+                last = output.last_batch(tp)
+                if last is None or last.full:
+                    return arrivals.times[i]
+                state = open_batches[tp] = [last.size_bytes, len(last)]
+            filled = state[0] + size
+            if filled >= batch_size or (flush > 0 and state[1] + 1 >= flush):
+                return arrivals.times[i]
+            state[0] = filled
+            state[1] += 1
+            i += 1
+
+    def _refill(self) -> bool:
+        """Ask the source for more arrivals; False if it has none."""
+        source = self._source
+        chunk = None if source is None else source()
+        if chunk is None:
+            return False
+        topic, times, keys, value_sizes = chunk
+        self._source_topic = topic
+        arrivals = self._arrivals
+        partition_of = self._partition_of
+        arrivals.times.extend(times)
+        arrivals.keys.extend(keys)
+        arrivals.value_sizes.extend(value_sizes)
+        arrivals.sizes.extend(map(message_record_size, keys, value_sizes))
+        arrivals.tps.extend(TopicPartition(topic, partition_of(topic, key)) for key in keys)
+        return bool(times)
+
+    def _topic_known(self, topic: str) -> None:
+        self._enter()
+        waiting = self._awaiting_topic.pop(topic, [])
+        count = self._metadata.partition_count(topic)
+        for msg in waiting:
+            if count is None:
+                self._finish(msg, UNKNOWN_OFFSET, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                continue
+            msg.tp = TopicPartition(topic, self._partitioner.partition(topic, msg.key, count))
+            if msg.size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
+                self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
+                continue
+            self._partition_producer(msg.tp).enqueue([msg])
+        self._leave()
 
     def _partition_producer(self, tp: TopicPartition) -> _PartitionProducer:
         pp = self._partition_producers.get(tp)
@@ -203,7 +452,7 @@ class Producer:
         return bp
 
     def _finish(self, msg: _Message, offset: int, error: Errors) -> None:
-        self.in_flight_messages -= 1
+        self._in_flight_messages -= 1
         tp = msg.tp
         self._recorder.record(
             MessageAcked(
@@ -215,6 +464,22 @@ class Producer:
                 offset,
                 error,
                 msg.retries + 1,
+            )
+        )
+
+    def _finish_batch(self, batch: ProducerBatch, base_offset: int, error: Errors) -> None:
+        self._in_flight_messages -= len(batch)
+        tp = batch.tp
+        self._recorder.record(
+            MessagesAcked(
+                self._scheduler.now,
+                self.client_id,
+                tp.topic,
+                tp.partition,
+                tuple(batch.message_ids),
+                base_offset,
+                error,
+                tuple(retries + 1 for retries in batch.retries),
             )
         )
 
@@ -259,6 +524,19 @@ class _PartitionProducer:
         self._blocked = False
         self._pumping = False
 
+    def fast_lane(self) -> _BrokerProducer | None:
+        """The broker producer a new message may be appended to directly (it would take the
+        same way through :meth:`enqueue`), or None if it must go through the pipeline."""
+        if (
+            self._levels.high_watermark
+            or self._blocked
+            or self._pumping
+            or self._input
+            or self._outbox
+        ):
+            return None
+        return self._output
+
     def enqueue(self, messages: list[_Message]) -> None:
         self._input.extend(messages)
         self._pump()
@@ -291,7 +569,7 @@ class _PartitionProducer:
             self._pumping = False
 
     def _send_chaser(self, level: int) -> None:
-        chaser = _Message(-1, self.tp, None, 0, chaser=True, retries=level)
+        chaser = _Message(-1, self.tp, None, 0, -1, 0, chaser=True, retries=level)
         if self._output is not None:
             self._output.input(chaser)
         else:  # no old path to chase: everything sent on it is already back
@@ -308,19 +586,22 @@ class _PartitionProducer:
         self._producer._metadata.refresh(self._refreshed)
 
     def _refreshed(self) -> None:
-        leader = self._producer._metadata.leader_for(self.tp)
+        producer = self._producer
+        producer._enter()
+        leader = producer._metadata.leader_for(self.tp)
         if leader is None:
             # Sarama returns the error for what it was about to send, then backs off.
             while self._outbox:
-                self._producer._finish(
+                producer._finish(
                     self._outbox.popleft(), UNKNOWN_OFFSET, Errors.LEADER_NOT_AVAILABLE
                 )
             self._needs_refresh = True
             self._sleep()
-            return
-        self._output = self._producer._broker_producer(leader)
-        self._blocked = False
-        self._pump()
+        else:
+            self._output = producer._broker_producer(leader)
+            self._blocked = False
+            self._pump()
+        producer._leave()
 
     def _sleep(self) -> None:
         self._blocked = True
@@ -329,8 +610,10 @@ class _PartitionProducer:
         )
 
     def _wake(self) -> None:
+        self._producer._enter()
         self._blocked = False
         self._pump()
+        self._producer._leave()
 
 
 class _InFlight:
@@ -340,7 +623,7 @@ class _InFlight:
 
     __slots__ = ("batches", "timer")
 
-    def __init__(self, batches: list[ProducerBatch[_Message]]) -> None:
+    def __init__(self, batches: list[ProducerBatch]) -> None:
         self.batches = batches
         self.timer: Event | None = None
 
@@ -348,20 +631,21 @@ class _InFlight:
 class _BrokerProducer:
     """Sarama's ``brokerProducer``: batches messages for one broker and sends requests."""
 
-    __slots__ = ("_broker_id", "_in_flight", "_muted", "_producer", "_queue", "_retrying")
+    __slots__ = ("_broker_id", "_in_flight", "_muted", "_producer", "_queue", "retrying")
 
     def __init__(self, producer: Producer, broker_id: int) -> None:
         config = producer.config
         self._producer = producer
         self._broker_id = broker_id
-        self._queue: BatchQueue[_Message] = BatchQueue(
+        self._queue = BatchQueue(
             batch_size=config.batch_size,
             flush_messages=config.flush_messages,
             linger_us=config.linger_ms * _US_PER_MS,
             max_request_size=config.max_request_size,
         )
         self._muted: set[TopicPartition] = set()
-        self._retrying: dict[TopicPartition, Errors] = {}
+        self.retrying: dict[TopicPartition, Errors] = {}
+        """Partitions whose messages are bounced back (retried) until their chaser comes."""
         self._in_flight = 0
 
     def queued_messages(self) -> int:
@@ -371,19 +655,62 @@ class _BrokerProducer:
         producer = self._producer
         if msg.chaser:
             # Everything sent here before the chaser has been answered or bounced.
-            self._retrying.pop(msg.tp, None)
+            self.retrying.pop(msg.tp, None)
             producer._retry([msg], Errors.NONE)
             return
-        error = self._retrying.get(msg.tp)
+        error = self.retrying.get(msg.tp)
         if error is not None:
             producer._retry([msg], error)
             return
+        self.append(
+            msg.tp, msg.message_id, msg.key, msg.value_size, msg.timestamp_ms, msg.retries,
+            msg.size,
+        )  # fmt: skip
+
+    def append(
+        self,
+        tp: TopicPartition,
+        message_id: int,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
+        retries: int,
+        size: int,
+    ) -> None:
+        """Add a message to ``tp``'s batches (``tp`` not in :attr:`retrying`) and send what is
+        ready."""
+        producer = self._producer
         now = producer._scheduler.now
-        created = self._queue.append(msg.tp, msg, msg.size, now)
+        created = self._queue.append(
+            tp, message_id, key, value_size, timestamp_ms, retries, size, now
+        )
         linger_us = producer.config.linger_ms * _US_PER_MS
         if created is not None and linger_us > 0 and not created.full:
-            producer._scheduler.call_at(now + linger_us, self._maybe_send)
+            producer._scheduler.call_at(now + linger_us, self._linger_expired)
         self._maybe_send()
+
+    def add_silently(
+        self,
+        tp: TopicPartition,
+        message_id: int,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
+        size: int,
+    ) -> None:
+        """Add a new message to ``tp``'s open batch, which it neither fills nor overflows (as
+        the producer's plan proved): nothing else can follow from it."""
+        self._queue.append(tp, message_id, key, value_size, timestamp_ms, 0, size, -1)
+
+    def last_batch(self, tp: TopicPartition) -> ProducerBatch | None:
+        """``tp``'s newest batch, or None."""
+        return self._queue.last_batch(tp)
+
+    def _linger_expired(self) -> None:
+        producer = self._producer
+        producer._enter()
+        self._maybe_send()
+        producer._leave()
 
     def _maybe_send(self) -> None:
         producer = self._producer
@@ -391,18 +718,24 @@ class _BrokerProducer:
         while self._in_flight < limit and self._queue.ready(producer._scheduler.now, self._muted):
             self._send(self._queue.drain(self._muted))
 
-    def _send(self, batches: list[ProducerBatch[_Message]]) -> None:
+    def _send(self, batches: list[ProducerBatch]) -> None:
         producer = self._producer
         config = producer.config
-        records: dict[TopicPartition, tuple[Record, ...]] = {}
+        records: dict[TopicPartition, Sequence[Record]] = {}
         for batch in batches:
-            records[batch.tp] = tuple(m.record for m in batch.items if m.record is not None)
+            keys = batch.keys
+            records[batch.tp] = RecordColumns(
+                MESSAGE_ID_HEADER,
+                batch.message_ids,
+                batch.value_sizes,
+                batch.timestamps,
+                None if keys.count(None) == len(keys) else keys,
+            )
         request = ProduceRequest(config.acks, config.ack_timeout_ms, records)
         if config.acks == 0:
             producer._network.send(self._broker_id, request, _ignore_response)
             for batch in batches:
-                for msg in batch.items:
-                    producer._finish(msg, UNKNOWN_OFFSET, Errors.NONE)
+                producer._finish_batch(batch, UNKNOWN_OFFSET, Errors.NONE)
             return
         flight = _InFlight(batches)
         self._muted.update(batch.tp for batch in batches)
@@ -417,36 +750,52 @@ class _BrokerProducer:
     def _answered(self, flight: _InFlight, response: ProduceResponse) -> None:
         if flight.timer is None:
             return  # answered after the client gave up on it
+        producer = self._producer
+        producer._enter()
         flight.timer.cancel()
         flight.timer = None
         self._in_flight -= 1
-        producer = self._producer
         for batch in flight.batches:
             self._muted.discard(batch.tp)
             result = response.responses.get(batch.tp)
             error = result.error if result is not None else Errors.UNKNOWN_SERVER_ERROR
             if error == Errors.NONE:
                 assert result is not None
-                for index, msg in enumerate(batch.items):
-                    producer._finish(msg, result.base_offset + index, Errors.NONE)
+                producer._finish_batch(batch, result.base_offset, Errors.NONE)
             elif error.is_retriable:
                 self._retry_partition(batch, error)
             else:
-                for msg in batch.items:
-                    producer._finish(msg, UNKNOWN_OFFSET, error)
+                producer._finish_batch(batch, UNKNOWN_OFFSET, error)
         self._maybe_send()
+        producer._leave()
 
     def _timed_out(self, flight: _InFlight) -> None:
+        producer = self._producer
+        producer._enter()
         flight.timer = None
         self._in_flight -= 1
         for batch in flight.batches:
             self._muted.discard(batch.tp)
             self._retry_partition(batch, Errors.REQUEST_TIMED_OUT)
         self._maybe_send()
+        producer._leave()
 
-    def _retry_partition(self, batch: ProducerBatch[_Message], error: Errors) -> None:
-        self._retrying[batch.tp] = error
-        messages = batch.items + self._queue.drop_partition(batch.tp)
+    def _retry_partition(self, batch: ProducerBatch, error: Errors) -> None:
+        tp = batch.tp
+        self.retrying[tp] = error
+        messages = [
+            _Message(message_id, tp, key, value_size, timestamp_ms, size, retries=retries)
+            for queued in [batch, *self._queue.drop_partition(tp)]
+            for message_id, key, value_size, timestamp_ms, retries in zip(
+                queued.message_ids,
+                queued.keys,
+                queued.value_sizes,
+                queued.timestamps,
+                queued.retries,
+                strict=True,
+            )
+            for size in (message_record_size(key, value_size),)
+        ]
         self._producer._retry(messages, error)
 
 

@@ -5,15 +5,26 @@ The producer builds a :class:`replica.records.Record` whose value is ``value_siz
 ``sim-message-id`` holds the message id as 8 big-endian bytes. Brokers store and return the
 record untouched, so a consumer can tell which produced message it received, and count
 duplicates. The header adds 25 bytes to the record's size on the wire.
+
+The producer sends a batch's records as one :class:`replica.records.RecordColumns` whose
+header column is the message ids; :func:`message_ids_of` reads them back from any records
+without building a :class:`~replica.records.Record` when they are columns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
-from replica.records import NO_TIMESTAMP, Record
+from replica.records import NO_TIMESTAMP, Record, RecordColumns, record_size_in_bytes
 
-__all__ = ["MESSAGE_ID_HEADER", "make_record", "message_id_of"]
+__all__ = [
+    "MESSAGE_ID_HEADER",
+    "make_record",
+    "message_id_of",
+    "message_ids_of",
+    "message_record_size",
+]
 
 MESSAGE_ID_HEADER = "sim-message-id"
 
@@ -44,3 +55,17 @@ def message_id_of(record: Record) -> int | None:
         if name == MESSAGE_ID_HEADER and value is not None:
             return int.from_bytes(value, "big")
     return None
+
+
+def message_ids_of(records: Sequence[Record]) -> Sequence[int | None]:
+    """The message id of each record of ``records`` (None for a record without one)."""
+    if isinstance(records, RecordColumns) and records.header_key == MESSAGE_ID_HEADER:
+        return records.header_values
+    return [message_id_of(record) for record in records]
+
+
+@lru_cache(maxsize=4096)
+def message_record_size(key: bytes | None, value_size: int) -> int:
+    """Bytes of the record :func:`make_record` builds, at offset and timestamp delta 0 (what a
+    producer counts against ``batch.size``)."""
+    return record_size_in_bytes(make_record(0, key, value_size), 0, 0)

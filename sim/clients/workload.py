@@ -3,13 +3,17 @@
 :func:`arrival_times` yields integer-microsecond times of a Poisson process (exponential gaps)
 or of a constant-rate one. Times accumulate in floating point and are rounded one by one, so
 the long-run rate is exact even when the mean gap is a few microseconds.
-:class:`WorkloadDriver` calls ``Producer.send`` at those times with sizes drawn from a
+:class:`WorkloadDriver` produces messages at those times with sizes drawn from a
 distribution and keys drawn uniformly from ``key_space`` distinct keys (``key_space = 0``:
-no key, so the hash partitioner picks a random partition).
+no key, so the hash partitioner picks a random partition). It does not schedule an event per
+message: it is the producer's arrival source (``Producer.attach``), handing it the arrivals
+as columns, :data:`CHUNK` at a time, whenever the producer plans further ahead; the producer
+sends each at its time, as ``Producer.send`` would.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Iterator
@@ -21,9 +25,10 @@ from replica.config_def import FieldErrors, doc, int_at_least, one_of, require
 from sim.clients.errors import ClientConfigError
 from sim.clients.producer import Producer
 from sim.core.distributions import Constant, Distribution
-from sim.core.engine import Event, Scheduler
+from sim.core.engine import Scheduler
 
 __all__ = [
+    "CHUNK",
     "MIN_RATE",
     "ArrivalKind",
     "ProducerWorkload",
@@ -36,6 +41,9 @@ ArrivalKind = Literal["poisson", "constant"]
 MIN_RATE = 1e-6
 """The lowest rate, messages per second (one message in 11.6 days): below about 1e-302 the
 mean gap between arrivals is no longer a finite float."""
+
+CHUNK = 64
+"""Arrivals drawn per request of the producer (the draws are the same whatever the chunk)."""
 
 _RATE_RULE = f"a finite number >= {MIN_RATE} (messages per second)"
 
@@ -119,33 +127,37 @@ class WorkloadDriver:
         self._workload = workload
         self._rng = rng
         self._times: Iterator[int] | None = None
-        self._next: Event | None = None
         self.sent = 0
+        """Messages handed to the producer so far (the latest may arrive in the future)."""
 
     def start(self, at: int | None = None) -> None:
         """Begin sending; the first message follows ``at`` (default: now) by one gap."""
         start = self._scheduler.now if at is None else at
         self._times = arrival_times(self._workload.arrivals, self._workload.rate, self._rng, start)
-        self._schedule()
+        self._producer.attach(self._next_arrivals)
 
     def stop(self) -> None:
-        """Send nothing more."""
-        if self._next is not None:
-            self._next.cancel()
-            self._next = None
+        """Send nothing more (messages that arrived by now are sent)."""
+        if self._times is not None:
+            self._times = None
+            self._producer.detach()
 
-    def _schedule(self) -> None:
-        count = self._workload.message_count
-        if self._times is None or (count is not None and self.sent >= count):
-            self._next = None
-            return
-        self._next = self._scheduler.call_at(next(self._times), self._send)
-
-    def _send(self) -> None:
+    def _next_arrivals(self) -> tuple[str, list[int], list[bytes | None], list[int]] | None:
         workload = self._workload
-        key = None
-        if workload.key_space:
-            key = b"key-%d" % self._rng.randrange(workload.key_space)
-        self._producer.send(workload.topic, key, workload.message_size.sample(self._rng))
-        self.sent += 1
-        self._schedule()
+        n = CHUNK
+        if workload.message_count is not None:
+            n = min(n, workload.message_count - self.sent)
+        if self._times is None or n <= 0:
+            return None
+        times: list[int] = []
+        keys: list[bytes | None] = []
+        sizes: list[int] = []
+        rng = self._rng
+        key_space = workload.key_space
+        sample = workload.message_size.sample
+        for at in itertools.islice(self._times, n):
+            times.append(at)
+            keys.append(b"key-%d" % rng.randrange(key_space) if key_space else None)
+            sizes.append(sample(rng))
+        self.sent += n
+        return workload.topic, times, keys, sizes

@@ -112,6 +112,8 @@ class Scheduler(Protocol):
 
     def call_later(self, delay: int, callback: Callable[[], object]) -> Event: ...
 
+    def more_due_now(self) -> bool: ...
+
     def rng(self, stream: str) -> random.Random: ...
 
 
@@ -192,6 +194,12 @@ class Simulator:
         event = Event((self.now + delay, seq, callback, self))
         heappush(self._heap, event)
         return event
+
+    def more_due_now(self) -> bool:
+        """Whether another event (possibly a cancelled one) is queued for the current time,
+        to run after the running one."""
+        heap = self._heap
+        return bool(heap) and heap[0][0] == self.now and heap[0][1] != math.inf
 
     def rng(self, stream: str) -> random.Random:
         """The random stream named ``stream`` (the same object on every call).

@@ -1,7 +1,9 @@
 """What a run measures: the recorder the cluster and clients report to.
 
-Every method on the hot path appends one tuple to a list; the tables are built once, at the
-end (:meth:`MetricsRecorder.tables`). Times are virtual microseconds (``Simulator.now``).
+Every method on the hot path appends to columns (``array('q')`` for integers, lists for names),
+a batch method extends them in bulk; no per-message object is kept. The tables are built once,
+at the end (:meth:`MetricsRecorder.tables`). Times are virtual microseconds
+(``Simulator.now``).
 
 Messages are identified by an integer ``message_id`` that the producer assigns and that
 travels with the record, so a consumer can report it. Per message the recorder keeps the
@@ -12,8 +14,8 @@ message a duplicate.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
-from itertools import repeat
 
 import pyarrow as pa
 
@@ -86,11 +88,18 @@ class MetricsRecorder:
     """Collects per-message, per-request and time-series measurements of one run."""
 
     def __init__(self) -> None:
-        self._sent: list[tuple[int, int, str, str]] = []
-        self._acked: list[tuple[int, int, int, int, int]] = []
-        self._delivered: list[tuple[int, int]] = []
-        self._processed: list[tuple[int, int]] = []
-        self._committed: list[tuple[int, int]] = []
+        self._sent_ids = array("q")
+        self._sent_times = array("q")
+        self._sent_producers: list[str] = []
+        self._sent_topics: list[str] = []
+        self._acked_ids = array("q")
+        self._acked_times = array("q")
+        self._acked_partitions = array("q")
+        self._acked_offsets = array("q")
+        self._acked_errors = array("q")
+        self._delivered = _EventColumns()
+        self._processed = _EventColumns()
+        self._committed = _EventColumns()
         self._requests: list[tuple[str, int, str, int, int, int, int | None, int | None, int]] = []
         self._samples: list[tuple[int, str, str, float]] = []
         self._request_errors: dict[tuple[str, str], int] = {}
@@ -101,7 +110,20 @@ class MetricsRecorder:
 
     def message_sent(self, message_id: int, t: int, producer: str, topic: str) -> None:
         """The application handed message ``message_id`` to ``producer`` at ``t``."""
-        self._sent.append((message_id, t, producer, topic))
+        self._sent_ids.append(message_id)
+        self._sent_times.append(t)
+        self._sent_producers.append(producer)
+        self._sent_topics.append(topic)
+
+    def messages_sent(
+        self, message_ids: Sequence[int], times: Sequence[int], producer: str, topic: str
+    ) -> None:
+        """:meth:`message_sent` for many messages: ``message_ids[i]`` at ``times[i]``."""
+        n = len(message_ids)
+        self._sent_ids.extend(message_ids)
+        self._sent_times.extend(times)
+        self._sent_producers.extend([producer] * n)
+        self._sent_topics.extend([topic] * n)
 
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
@@ -110,31 +132,50 @@ class MetricsRecorder:
 
         ``offset`` is -1 when the send failed.
         """
-        self._acked.append((message_id, t, partition, offset, error))
+        self._acked_ids.append(message_id)
+        self._acked_times.append(t)
+        self._acked_partitions.append(partition)
+        self._acked_offsets.append(offset)
+        self._acked_errors.append(error)
+
+    def messages_acked(
+        self, message_ids: Sequence[int], t: int, partition: int, base_offset: int, error: int
+    ) -> None:
+        """:meth:`message_acked` for a batch: message ``message_ids[i]`` at offset
+        ``base_offset + i`` (every offset -1 when ``base_offset`` is -1)."""
+        n = len(message_ids)
+        self._acked_ids.extend(message_ids)
+        self._acked_times.extend(array("q", (t,)) * n)
+        self._acked_partitions.extend(array("q", (partition,)) * n)
+        if base_offset < 0:
+            self._acked_offsets.extend(array("q", (-1,)) * n)
+        else:
+            self._acked_offsets.extend(range(base_offset, base_offset + n))
+        self._acked_errors.extend(array("q", (error,)) * n)
 
     def message_delivered(self, message_id: int, t: int) -> None:
         """A consumer received the message (again, if called before for it)."""
-        self._delivered.append((message_id, t))
+        self._delivered.add(message_id, t)
 
     def message_processed(self, message_id: int, t: int) -> None:
         """A consumer finished processing the message."""
-        self._processed.append((message_id, t))
+        self._processed.add(message_id, t)
 
     def message_committed(self, message_id: int, t: int) -> None:
         """An offset commit covering the message succeeded (its response arrived at ``t``)."""
-        self._committed.append((message_id, t))
+        self._committed.add(message_id, t)
 
     def messages_delivered(self, message_ids: Sequence[int], t: int) -> None:
         """:meth:`message_delivered` for each of ``message_ids``, all at ``t``."""
-        self._delivered += zip(message_ids, repeat(t))
+        self._delivered.add_at(message_ids, t)
 
     def messages_processed(self, message_ids: Sequence[int], times: Sequence[int]) -> None:
         """:meth:`message_processed` for each of ``message_ids``, at ``times`` (a column)."""
-        self._processed += zip(message_ids, times, strict=True)
+        self._processed.add_columns(message_ids, times)
 
     def messages_committed(self, message_ids: Sequence[int], t: int) -> None:
         """:meth:`message_committed` for each of ``message_ids``, all at ``t``."""
-        self._committed += zip(message_ids, repeat(t))
+        self._committed.add_at(message_ids, t)
 
     # -- requests and samples ----------------------------------------------------------------
 
@@ -201,7 +242,9 @@ class MetricsRecorder:
         producers: list[str] = []
         topics: list[str] = []
         sent: list[int] = []
-        for message_id, t, producer, topic in self._sent:
+        for message_id, t, producer, topic in zip(
+            self._sent_ids, self._sent_times, self._sent_producers, self._sent_topics, strict=True
+        ):
             if message_id in row_of:
                 continue
             row_of[message_id] = len(ids)
@@ -214,7 +257,10 @@ class MetricsRecorder:
         partition: list[int | None] = [None] * n
         offset: list[int | None] = [None] * n
         ack_error: list[int | None] = [None] * n
-        for message_id, t, part, off, error in self._acked:
+        for message_id, t, part, off, error in zip(
+            self._acked_ids, self._acked_times, self._acked_partitions, self._acked_offsets,
+            self._acked_errors, strict=True,
+        ):  # fmt: skip
             row = row_of.get(message_id)
             if row is not None and acked[row] is None:
                 acked[row], partition[row], ack_error[row] = t, part, error
@@ -270,13 +316,40 @@ class MetricsRecorder:
         return pa.Table.from_pydict(columns, schema=TIMESERIES_SCHEMA)
 
 
+class _EventColumns:
+    """One kind of per-message event (delivered, processed, committed) as two columns."""
+
+    __slots__ = ("ids", "times")
+
+    def __init__(self) -> None:
+        self.ids = array("q")
+        self.times = array("q")
+
+    def add(self, message_id: int, t: int) -> None:
+        self.ids.append(message_id)
+        self.times.append(t)
+
+    def add_at(self, message_ids: Sequence[int], t: int) -> None:
+        """Many messages, all at ``t``."""
+        self.ids.extend(message_ids)
+        self.times.extend(array("q", (t,)) * len(message_ids))
+
+    def add_columns(self, message_ids: Sequence[int], times: Sequence[int]) -> None:
+        """``message_ids[i]`` at ``times[i]``."""
+        if len(message_ids) != len(times):
+            raise ValueError(f"{len(message_ids)} message ids but {len(times)} times")
+        self.ids.extend(message_ids)
+        self.times.extend(times)
+
+
 def _first_times(
-    events: list[tuple[int, int]], row_of: dict[int, int], n: int
+    events: _EventColumns, row_of: dict[int, int], n: int
 ) -> tuple[list[int | None], list[int]]:
-    """First event time per message row, and how many events each row had."""
+    """First event time per message row (in the order recorded), and how many events each
+    row had."""
     first: list[int | None] = [None] * n
     counts = [0] * n
-    for message_id, t in events:
+    for message_id, t in zip(events.ids, events.times, strict=True):
         row = row_of.get(message_id)
         if row is None:
             continue

@@ -262,6 +262,23 @@ def test_recorder_keeps_first_events_and_flags_failures() -> None:
     assert messages.schema.field("partition").type == pa.int32()
 
 
+def test_a_batch_ack_is_the_same_as_its_per_message_acks() -> None:
+    batch, single = MetricsRecorder(), MetricsRecorder()
+    for recorder in (batch, single):
+        for message_id in range(1, 6):
+            recorder.message_sent(message_id, 10 * message_id, "p", "t")
+    batch.messages_acked([1, 2, 3], 100, 2, 40, 0)
+    batch.messages_acked([4, 5], 120, 1, -1, 19)
+    for index, message_id in enumerate([1, 2, 3]):
+        single.message_acked(message_id, 100, 2, 40 + index)
+    for message_id in [4, 5]:
+        single.message_acked(message_id, 120, 1, -1, error=19)
+    assert batch.tables()[0] == single.tables()[0]
+    rows = batch.tables()[0].to_pylist()
+    assert [row["offset"] for row in rows] == [40, 41, 42, None, None]
+    assert [row["produce_latency_us"] for row in rows] == [90, 80, 70, 80, 70]
+
+
 def test_progress_bar_only_on_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

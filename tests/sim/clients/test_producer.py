@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from replica.errors import Errors
 from replica.types import TopicPartition
 from sim.clients.errors import ClientConfigError
-from sim.clients.events import InMemoryRecorder, MessageAcked, MessageSent
+from sim.clients.events import InMemoryRecorder, MessageAcked, MessagesAcked, MessageSent
 from sim.clients.partitioner import Partitioner, fnv1a_32
 from sim.clients.producer import Producer
 from sim.clients.producer_config import ProducerConfig
@@ -333,3 +333,16 @@ def test_same_seed_same_events() -> None:
         return list(recorder.events)
 
     assert run() == run()
+
+
+def test_a_batch_event_splits_into_its_messages() -> None:
+    event = MessagesAcked(5, "p", "t", 1, (7, 8), 40, Errors.NONE, (1, 2))
+    assert event.expand() == [
+        MessageAcked(5, "p", 7, "t", 1, 40, Errors.NONE, 1),
+        MessageAcked(5, "p", 8, "t", 1, 41, Errors.NONE, 2),
+    ]
+    failed = MessagesAcked(5, "p", "t", 1, (7,), -1, Errors.NOT_ENOUGH_REPLICAS, (3,))
+    assert [m.offset for m in failed.expand()] == [-1]
+    recorder = InMemoryRecorder()
+    recorder.record(event)
+    assert recorder.events == event.expand()

@@ -284,3 +284,13 @@ def _trace(seed: int) -> list[tuple[int, float]]:
 def test_same_seed_same_run() -> None:
     assert _trace(11) == _trace(11)
     assert _trace(11) != _trace(12)
+
+
+def test_more_due_now_sees_later_events_of_the_same_instant_only() -> None:
+    sim = Simulator(1)
+    seen: list[bool] = []
+    sim.call_at(5, lambda: seen.append(sim.more_due_now()))
+    sim.call_at(5, lambda: seen.append(sim.more_due_now()))
+    sim.call_at(6, lambda: seen.append(sim.more_due_now()))
+    sim.run_until(6)  # the run's own end marker at 6 is not an event
+    assert seen == [True, False, False]
