@@ -11,7 +11,9 @@ SQLite); :mod:`msgqueue.http` is the HTTP front end, :mod:`msgqueue.client` the 
 from msgqueue.backend import Backend, MemoryBackend, SqliteBackend, open_backend
 from msgqueue.message_queue import Action, DelayedQueueRequest, MessageQueue, Request
 from msgqueue.model import (
+    ALL,
     DEFAULT_TTL,
+    KEEP,
     Attributes,
     Detail,
     Filters,
@@ -21,7 +23,9 @@ from msgqueue.model import (
 )
 
 __all__ = [
+    "ALL",
     "DEFAULT_TTL",
+    "KEEP",
     "Action",
     "Attributes",
     "Backend",
