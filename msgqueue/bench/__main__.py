@@ -61,8 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'mechanism':10} {'kind':5} {'min ms':>9} {'median':>9} {'p99':>9} {'max':>9}")
         for result in results:
             print(
-                f"{result.mechanism:10} {result.kind:5} {result.min_ms:9.1f} "
-                f"{result.median_ms:9.1f} {result.p99_ms:9.1f} {result.max_ms:9.1f}"
+                f"{result.mechanism:10} {result.kind:5} {result.min_ms:9.3f} "
+                f"{result.median_ms:9.3f} {result.p99_ms:9.3f} {result.max_ms:9.3f}"
             )
     return 0
 
