@@ -6,12 +6,14 @@ sends them with httpx to a server, :meth:`Client.in_process` hands them straight
 queues"). Both go through the same routing, validation and status codes, so a program
 behaves the same on either.
 
-Results are the API's JSON values: a message list is a list of views (dicts, names or bodies,
-per ``detail``), ``[]`` when nothing matched (the API's 404, including a wait that ended
-empty); a one-message call returns the view, or None for a success with nothing to return
-(``detail="none"``), and raises :class:`MessageNotFoundError` when there is no such
-message. A refused request raises :class:`RequestError` (400 and 413 as
-:class:`InvalidRequestError`, a ValueError; 401 and 403 as :class:`AccessDeniedError`).
+Every ``detail`` defaults to None: the server's default for the call (``all`` for reads,
+``none`` for updates and deletes). Results are the API's JSON values: a message list is a
+list of views (dicts, ids or bodies, per ``detail``), ``[]`` when nothing matched (the API's
+404, including a wait that ended empty) or nothing is to be returned (``none``); a
+one-message call returns the view, or None for a success with nothing to return, and raises
+:class:`MessageNotFoundError` when there is no such message. A refused request raises
+:class:`RequestError` (400 and 413 as :class:`InvalidRequestError`, a ValueError; 401 and
+403 as :class:`AccessDeniedError`).
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ class Client:
     # -- accounts and queues ----------------------------------------------------------------
 
     async def get_accounts(
-        self, *, limit: int = 0, marker: str | None = None, detail: str = "id"
+        self, *, limit: int = 0, marker: str | None = None, detail: str | None = None
     ) -> list[object]:
         """Accounts holding messages."""
         return await self._list(
@@ -139,14 +141,14 @@ class Client:
         )
 
     async def get_queues(
-        self, account: str, *, limit: int = 0, marker: str | None = None, detail: str = "id"
+        self, account: str, *, limit: int = 0, marker: str | None = None, detail: str | None = None
     ) -> list[object]:
         """The account's queues."""
         params = {"limit": limit or None, "marker": marker, "detail": detail}
         return await self._list("GET", (account,), params)
 
     async def delete_queues(
-        self, account: str, *, limit: int = 0, marker: str | None = None, detail: str = "none"
+        self, account: str, *, limit: int = 0, marker: str | None = None, detail: str | None = None
     ) -> list[object]:
         """Delete the account's (matching) queues."""
         params = {"limit": limit or None, "marker": marker, "detail": detail}
@@ -162,7 +164,7 @@ class Client:
         limit: int = 0,
         marker: str | None = None,
         match_hidden: bool = False,
-        detail: str = "all",
+        detail: str | None = None,
         wait: int = 0,
     ) -> list[object]:
         """List messages; with ``wait``, long-poll until one matches."""
@@ -179,7 +181,7 @@ class Client:
         limit: int = 0,
         marker: str | None = None,
         match_hidden: bool = False,
-        detail: str = "all",
+        detail: str | None = None,
         wait: int = 0,
     ) -> list[object]:
         """Set attributes of the matching messages atomically (with ``hide``: get-and-hide)."""
@@ -194,7 +196,7 @@ class Client:
         limit: int = 0,
         marker: str | None = None,
         match_hidden: bool = False,
-        detail: str = "none",
+        detail: str | None = None,
         wait: int = 0,
     ) -> list[object]:
         """Delete the matching messages atomically (get-and-delete)."""
@@ -220,7 +222,7 @@ class Client:
         return status == 201
 
     async def get_message(
-        self, account: str, queue: str, id: str, *, detail: str = "all"
+        self, account: str, queue: str, id: str, *, detail: str | None = None
     ) -> object:
         """Read a message."""
         return await self._one("GET", (account, queue, id), {"detail": detail})
@@ -233,21 +235,21 @@ class Client:
         *,
         ttl: int | None = None,
         hide: int | None = None,
-        detail: str = "id",
+        detail: str | None = None,
     ) -> object:
         """Set a message's attributes (a worker extends its hide this way)."""
         params = {"ttl": ttl, "hide": hide, "detail": detail}
         return await self._one("POST", (account, queue, id), params)
 
     async def delete_message(
-        self, account: str, queue: str, id: str, *, detail: str = "none"
+        self, account: str, queue: str, id: str, *, detail: str | None = None
     ) -> object:
         """Delete a message."""
         return await self._one("DELETE", (account, queue, id), {"detail": detail})
 
 
 def _filters(
-    limit: int, marker: str | None, match_hidden: bool, detail: str, wait: int
+    limit: int, marker: str | None, match_hidden: bool, detail: str | None, wait: int
 ) -> dict[str, object]:
     return {
         "limit": limit or None,

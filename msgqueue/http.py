@@ -33,10 +33,11 @@ answered 500 or accepted negatives), 405 with ``Allow`` for a method a route lac
 answered 400), 413 past the body size limit, 401/403 with tokens. A rejected request changes
 nothing. Error bodies are one line of text.
 
-Default details (the original's): ``all`` for GET and POST of a queue and GET of a message,
-``id`` for POST of a message, ``none`` for DELETE; ``id`` for accounts and queues, which
-accept only ``none``, ``id`` and ``all``. ``detail=body`` on a message list returns the
-bodies as a JSON list (the original returned nothing).
+Details, as the original's last version answers them: a message reads as its id (a JSON
+string) for ``id``, ``{"id", "ttl", "hide"}`` for ``attributes``, its body for ``body`` (a
+JSON string in a list, the raw bytes for one message) and all of it for ``all``; the default
+is ``all`` for GET, ``none`` for POST and DELETE (so they answer 204). Accounts and queues
+accept ``none``, ``id`` (their names, the default) and ``all`` (``{"id": name}``).
 
 Tokens: with ``tokens`` (account -> token) a request naming an account must carry that
 account's token in ``X-Auth-Token``: none, or one nobody holds, is 401; another account's is
@@ -48,7 +49,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote
 
 import attrs
 
@@ -98,7 +99,7 @@ class Response:
     @classmethod
     def error(cls, status: int, reason: str, *headers: tuple[str, str]) -> Response:
         """A one-line text reason."""
-        line = reason.replace("\n", " ")
+        line = " ".join(reason.splitlines())
         return cls(status, f"{line}\n".encode(), "text/plain; charset=utf-8", headers)
 
 
@@ -146,16 +147,16 @@ class Frontend:
     async def _route(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes
     ) -> Response:
-        split = urlsplit(target)
-        names = _segments(split.path)
+        path, _, query = target.partition("?")  # origin form; any other form matches no route
+        names = _segments(path)
         if len(names) > 5 or (len(names) > 1 and names[1] != VERSION) or names[0] != "":
-            raise _Refused(Response.error(404, f"no such route: {split.path}"))
+            raise _Refused(Response.error(404, f"no such route: {path}"))
         allowed = _ALLOWED[len(names)]
         if method not in allowed:
             raise _Refused(
                 Response.error(405, f"{method} is not allowed here", ("Allow", ", ".join(allowed)))
             )
-        params = _params(split.query)
+        params = _params(query)
         filters = _filters(params)
         attributes = _attributes(params)
         if len(names) == 1:
@@ -174,7 +175,7 @@ class Frontend:
         if len(names) == 4:
             action, default = {
                 "GET": (Action.GET, Detail.ALL),
-                "POST": (Action.UPDATE, Detail.ALL),
+                "POST": (Action.UPDATE, Detail.NONE),
                 "DELETE": (Action.DELETE, Detail.NONE),
             }[method]
             request = Request(action, account, queue, filters, attributes)
@@ -196,7 +197,7 @@ class Frontend:
             message, default = engine.get_message(account, queue, id), Detail.ALL
         elif method == "POST":
             message = engine.update_message(account, queue, id, attributes)
-            default = Detail.ID
+            default = Detail.NONE
         else:
             message, default = engine.delete_message(account, queue, id), Detail.NONE
         if message is None:

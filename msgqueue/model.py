@@ -162,14 +162,14 @@ class Message:
         return (self.account, self.queue, self.id)
 
     def view(self, detail: Detail, now: int) -> object:
-        """What a reader gets of this message for ``detail`` at time ``now`` (ms): None, the
-        body, or a JSON-ready dict with ttl and hide in seconds left (0: none)."""
+        """What a reader gets of this message for ``detail`` at time ``now`` (ms): None, its
+        id, its body, or a JSON-ready dict with ttl and hide in seconds left (0: none)."""
         if detail is Detail.NONE:
             return None
         if detail is Detail.BODY:
             return self.body
         if detail is Detail.ID:
-            return {"id": self.id}
+            return self.id
         view: dict[str, object] = {
             "id": self.id,
             "ttl": seconds_left(self.ttl_at, now),

@@ -45,10 +45,10 @@ async def test_every_route_and_filter(backend: Backend) -> None:
             {"id": "m3", "ttl": 600, "hide": 0, "body": "three"},
         ]
         for name in ("match_hidden", "show_hidden", "hidden"):
-            ids = [m["id"] for m in (await http.get(f"{Q}?{name}=true&detail=id")).json()]
+            ids = (await http.get(f"{Q}?{name}=true&detail=id")).json()
             assert ids == ["m1", "m2", "m3"]
-        assert (await http.get(f"{Q}?detail=id&limit=1")).json() == [{"id": "m1"}]
-        assert (await http.get(f"{Q}?detail=id&marker=m1")).json() == [{"id": "m3"}]
+        assert (await http.get(f"{Q}?detail=id&limit=1")).json() == ["m1"]
+        assert (await http.get(f"{Q}?detail=id&marker=m1")).json() == ["m3"]
         assert (await http.get(f"{Q}?detail=body")).json() == ["uno", "three"]
         attributes = await http.get(f"{Q}?detail=attributes&match_hidden=true&marker=m1&limit=1")
         assert attributes.json() == [{"id": "m2", "ttl": 100, "hide": 60}]
@@ -59,10 +59,12 @@ async def test_every_route_and_filter(backend: Backend) -> None:
         assert body.headers["content-type"] == "application/octet-stream"
         assert (await http.get(f"{Q}/m2")).json()["hide"] == 60
         assert (await http.get(f"{Q}/nope")).status_code == 404
-        assert (await http.post(f"{Q}/m2?hide=0")).json() == {"id": "m2"}
-        assert [m["id"] for m in (await http.get(f"{Q}?detail=id")).json()] == ["m1", "m2", "m3"]
+        assert (await http.post(f"{Q}/m2?hide=0")).status_code == 204
+        assert (await http.post(f"{Q}/m2?detail=id")).json() == "m2"
+        assert (await http.get(f"{Q}?detail=id")).json() == ["m1", "m2", "m3"]
 
-        hidden = await http.post(f"{Q}?limit=1&hide=60")  # get-and-hide
+        assert (await http.post(f"{Q}?limit=1&ttl=600&match_hidden=true")).status_code == 204
+        hidden = await http.post(f"{Q}?limit=1&hide=60&detail=all")  # get-and-hide
         assert [m["id"] for m in hidden.json()] == ["m1"] and hidden.json()[0]["hide"] == 60
         assert (await http.delete(f"{Q}/m1")).status_code == 204
         assert (await http.delete(f"{Q}/m1")).status_code == 404
@@ -127,12 +129,12 @@ async def test_long_polls_are_woken_by_insert_and_by_hide_expiry(backend: Backen
             nursery.start_soon(poll, f"{Q}?limit=1&hide=60&wait=30&detail=id")
             await trio.sleep(0.2)  # the poll is waiting (not asserted: it cannot end early)
             await http.put(f"{Q}/inserted", content=b"x")
-        assert results[0].json() == [{"id": "inserted"}]
+        assert results[0].json() == ["inserted"]
 
         await http.put(f"{Q}/unhidden?hide=1", content=b"x")
         with trio.fail_after(20):
             await poll(f"{Q}?limit=1&hide=60&wait=30&detail=id")
-        assert results[1].json() == [{"id": "unhidden"}]
+        assert results[1].json() == ["unhidden"]
 
 
 async def test_a_long_poll_that_expires_is_404_and_ttl_expires(backend: Backend) -> None:
@@ -154,7 +156,7 @@ async def test_get_and_hide_gives_each_message_to_exactly_one_of_many_waiters(
 
         async def worker() -> None:
             response = await http.post(f"{Q}?limit=1&hide=60&wait=20&detail=id")
-            got.extend(m["id"] for m in response.json())
+            got.extend(response.json())
 
         async with trio.open_nursery() as nursery:
             for _ in range(waiters):
@@ -192,14 +194,16 @@ async def test_the_worker_patterns_of_the_original_docs() -> None:
         for number in range(3):
             await client.create_message("acct", "jobs", f"job{number}", f"work {number}")
         # Reliable: take one with a hide, extend the hide, delete when done.
-        (job,) = await client.update_messages("acct", "jobs", limit=1, wait=60, hide=60)
+        (job,) = await client.update_messages(
+            "acct", "jobs", limit=1, wait=60, hide=60, detail="all"
+        )
         assert job == {"id": "job0", "ttl": 600, "hide": 60, "body": "work 0"}
-        assert await client.update_message("acct", "jobs", "job0", hide=120) == {"id": "job0"}
+        assert await client.update_message("acct", "jobs", "job0", hide=120) is None
         assert (await client.get_message("acct", "jobs", "job0"))["hide"] == 120  # type: ignore[index]
         assert await client.delete_message("acct", "jobs", "job0") is None
         # Fast and lossy: take everything visible at once.
         taken = await client.delete_messages("acct", "jobs", limit=100, wait=60, detail="id")
-        assert taken == [{"id": "job1"}, {"id": "job2"}]
+        assert taken == ["job1", "job2"]
         # Multicast: every reader sees every message, following its own marker.
         for number in range(3):
             await client.create_message("acct", "news", f"n{number}", "x", ttl=60)
@@ -210,8 +214,8 @@ async def test_the_worker_patterns_of_the_original_docs() -> None:
                 "acct", "news", marker=marker, detail="id", limit=2
             ):
                 seen += batch
-                marker = batch[-1]["id"]  # type: ignore[index]
-            assert seen == [{"id": "n0"}, {"id": "n1"}, {"id": "n2"}]
+                marker = str(batch[-1])
+            assert seen == ["n0", "n1", "n2"]
 
 
 async def test_sqlite_survives_a_restart_with_its_deadlines(tmp_path: Path) -> None:
