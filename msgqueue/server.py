@@ -3,7 +3,8 @@
 h11 is the protocol as a state machine (no I/O); this module feeds it bytes from trio
 sockets and hands each complete request to :meth:`msgqueue.http.Frontend.handle`. A
 connection serves requests one after another (keep-alive) until the client closes it or
-h11 says it must close; a body past the limit is answered 413 at once (from its
+h11 says it must close, or it stays idle (or takes to send a request) longer than
+:data:`IDLE_TIMEOUT_S`; a body past the limit is answered 413 at once (from its
 Content-Length if it declares one, else as soon as the bytes read pass it), and the connection
 is closed. A request h11 cannot parse gets 400 and the connection is closed.
 
@@ -34,6 +35,9 @@ __all__ = ["serve", "serve_frontend"]
 
 _logger = logging.getLogger("msgqueue.server")
 _READ_SIZE = 65536
+IDLE_TIMEOUT_S = 60.0
+"""Seconds a connection may take to send a whole request (head and body), or stay idle
+between requests, before the server closes it."""
 
 
 async def serve(
@@ -73,10 +77,12 @@ async def _serve_connection(frontend: Frontend, stream: trio.SocketStream) -> No
     connection = h11.Connection(h11.SERVER)
     try:
         while True:
-            event = await _next_event(connection, stream)
-            if not isinstance(event, h11.Request):
-                return  # ConnectionClosed, or the peer went away
-            response, complete = await _answer(frontend, connection, stream, event)
+            request = None
+            with trio.move_on_after(IDLE_TIMEOUT_S):
+                request = await _read_request(connection, stream, frontend.max_body)
+            if not request:
+                return  # closed by the peer, or idle too long
+            response, complete = await _answer(frontend, *request)
             await _send(connection, stream, response)
             if not complete or connection.our_state is not h11.DONE:
                 return
@@ -90,30 +96,42 @@ async def _serve_connection(frontend: Frontend, stream: trio.SocketStream) -> No
         await stream.aclose()
 
 
-async def _answer(
-    frontend: Frontend, connection: h11.Connection, stream: trio.SocketStream, request: h11.Request
-) -> tuple[Response, bool]:
-    """Read the body and handle the request; False with the response if the connection
-    must close (the body was too large)."""
-    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in request.headers}
-    declared = headers.get("content-length")
-    too_large = Response.error(413, f"body exceeds {frontend.max_body} bytes")
-    if declared is not None and int(declared) > frontend.max_body:
-        return too_large, False
+async def _read_request(
+    connection: h11.Connection, stream: trio.SocketStream, max_body: int
+) -> tuple[h11.Request, bytes | Response] | None:
+    """The next request and its body, or the response refusing the body; None when the peer
+    closed the connection."""
+    event = await _next_event(connection, stream)
+    if not isinstance(event, h11.Request):
+        return None  # ConnectionClosed
+    declared = dict(event.headers).get(b"content-length")
+    too_large = Response.error(413, f"body exceeds {max_body} bytes")
+    if declared is not None and int(declared) > max_body:
+        return event, too_large
     body = bytearray()
     while True:
-        event = await _next_event(connection, stream)
-        if isinstance(event, h11.Data):
-            body += event.data
-            if len(body) > frontend.max_body:
-                return too_large, False
-        elif isinstance(event, h11.EndOfMessage):
-            break
+        part = await _next_event(connection, stream)
+        if isinstance(part, h11.Data):
+            body += part.data
+            if len(body) > max_body:
+                return event, too_large
+        elif isinstance(part, h11.EndOfMessage):
+            return event, bytes(body)
         else:
-            return Response.error(400, "the request ended early"), False
+            return event, Response.error(400, "the request ended early")
+
+
+async def _answer(
+    frontend: Frontend, request: h11.Request, body: bytes | Response
+) -> tuple[Response, bool]:
+    """Handle the request; False with the response if the connection must close (its body
+    was refused)."""
+    if isinstance(body, Response):
+        return body, False
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in request.headers}
     method, target = request.method.decode("ascii"), request.target.decode("latin-1")
     try:
-        response = await frontend.handle(method, target, headers, bytes(body))
+        response = await frontend.handle(method, target, headers, body)
     except Exception:
         _logger.exception("request %s %s failed", method, target)
         response = Response.error(500, "internal error")

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -20,6 +21,7 @@ import trio.testing
 
 from msgqueue import Backend, MemoryBackend, SqliteBackend
 from msgqueue.client import AccessDeniedError, Client
+from msgqueue.server import serve
 from tests.msgqueue.http_server import running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,3 +254,28 @@ def test_the_serve_command_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     assert server.returncode == 0
     assert errors.strip() == "msgqueue: stopped"
     assert SqliteBackend(tmp_path / "q.db").get("acct", "q", "m") is not None
+
+
+async def _raw(port: int, data: bytes) -> bytes:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        if data:
+            await stream.send_all(data)
+        received = b""
+        while chunk := await stream.receive_some(65536):
+            received += chunk
+        return received
+
+
+async def test_malformed_http_gets_400_and_idle_connections_are_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("msgqueue.server.IDLE_TIMEOUT_S", 0.3)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(serve, MemoryBackend(), host="127.0.0.1", port=0))
+        answer = await _raw(port, b"NOT HTTP AT ALL\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 400 ")
+        with trio.fail_after(10):
+            assert await _raw(port, b"") == b""  # closed by the server, unanswered
+            assert await _raw(port, b"PUT /v1.0/a/q/m HTTP/1.1\r\nHost: x\r\n") == b""
+        nursery.cancel_scope.cancel()
