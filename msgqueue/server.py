@@ -6,7 +6,9 @@ connection serves requests one after another (keep-alive) until the client close
 h11 says it must close, or it stays idle (or takes to send a request) longer than
 :data:`IDLE_TIMEOUT_S`; a body past the limit is answered 413 at once (from its
 Content-Length if it declares one, else as soon as the bytes read pass it), and the connection
-is closed. A request h11 cannot parse gets 400 and the connection is closed.
+is closed. A request h11 cannot parse gets 400 and the connection is closed. While a request
+with a ``wait`` is handled, the connection is watched: if the client closes it, the long
+poll is cancelled, so a message is never taken for a client that has gone.
 
 Time: :func:`serve` anchors a :func:`purgatory.trio_reaper.trio_clock` at the wall clock's
 epoch milliseconds, so deadlines stored in an SQLite file mean the same after a restart, and
@@ -82,7 +84,13 @@ async def _serve_connection(frontend: Frontend, stream: trio.SocketStream) -> No
                 request = await _read_request(connection, stream, frontend.max_body)
             if not request:
                 return  # closed by the peer, or idle too long
-            response, complete = await _answer(frontend, *request)
+            if b"wait=" in request[0].target:  # may wait long: give up if the client leaves
+                answered = await _answer_while_connected(frontend, connection, stream, *request)
+            else:
+                answered = await _answer(frontend, *request)
+            if answered is None:
+                return
+            response, complete = answered
             await _send(connection, stream, response)
             if not complete or connection.our_state is not h11.DONE:
                 return
@@ -136,6 +144,35 @@ async def _answer(
         _logger.exception("request %s %s failed", method, target)
         response = Response.error(500, "internal error")
     return response, True
+
+
+async def _answer_while_connected(
+    frontend: Frontend,
+    connection: h11.Connection,
+    stream: trio.SocketStream,
+    request: h11.Request,
+    body: bytes | Response,
+) -> tuple[Response, bool] | None:
+    """:func:`_answer`, abandoned (None) if the client closes the connection first: its long
+    poll is cancelled before it takes a message, so no message goes to a client that left."""
+    answered: list[tuple[Response, bool]] = []
+    async with trio.open_nursery() as nursery:
+
+        async def answer() -> None:
+            answered.append(await _answer(frontend, request, body))
+            nursery.cancel_scope.cancel()
+
+        async def watch() -> None:
+            data = await stream.receive_some(_READ_SIZE)
+            connection.receive_data(data)  # a pipelined request waits in h11's buffer
+            if not data:
+                nursery.cancel_scope.cancel()
+            else:
+                await trio.sleep_forever()
+
+        nursery.start_soon(answer)
+        nursery.start_soon(watch)
+    return answered[0] if answered else None
 
 
 async def _next_event(connection: h11.Connection, stream: trio.SocketStream) -> object:

@@ -279,3 +279,22 @@ async def test_malformed_http_gets_400_and_idle_connections_are_closed(
             assert await _raw(port, b"") == b""  # closed by the server, unanswered
             assert await _raw(port, b"PUT /v1.0/a/q/m HTTP/1.1\r\nHost: x\r\n") == b""
         nursery.cancel_scope.cancel()
+
+
+async def test_a_long_poll_whose_client_left_takes_no_message() -> None:
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(serve, MemoryBackend(), host="127.0.0.1", port=0))
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        await stream.send_all(
+            b"POST /v1.0/acct/q?limit=1&hide=60&wait=30 HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 0\r\n\r\n"
+        )
+        await trio.sleep(0.2)
+        await stream.aclose()  # the worker goes away while it waits
+        await trio.sleep(0.2)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            await http.put(f"{Q}/m", content=b"x")
+            assert (await http.get(f"{Q}?detail=attributes")).json() == [
+                {"id": "m", "ttl": 600, "hide": 0}
+            ]
+        nursery.cancel_scope.cancel()
