@@ -1,7 +1,7 @@
 """apis: the broker's request layer (KafkaApis), request/response types, RequestChannel.
 
 Thin by design: a handler validates a request, calls one manager (ReplicaManager or
-OffsetManager) with a callback, and the callback puts the response in the RequestChannel.
+GroupCoordinator) with a callback, and the callback puts the response in the RequestChannel.
 """
 
 from apis.config import InvalidKafkaConfigError, KafkaConfig
@@ -18,7 +18,15 @@ from apis.exceptions import ApisError, RequestHeaderMismatchError
 from apis.fetch import FetchPartitionData, FetchRequest, FetchResponse, PartitionFetchInfo
 from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from apis.header import ApiKeys, RequestHeader
+from apis.heartbeat import HeartbeatRequest, HeartbeatResponse
+from apis.join_group import (
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+)
 from apis.kafka_apis import KafkaApis
+from apis.leave_group import LeaveGroupRequest, LeaveGroupResponse, LeaveGroupResponseMember
 from apis.list_offsets import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -42,6 +50,7 @@ from apis.offset_commit import (
 from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition
 from apis.produce import PartitionResponse, ProduceRequest, ProduceResponse
 from apis.request_channel import Request, RequestBody, RequestChannel, Response, ResponseBody
+from apis.sync_group import SyncGroupRequest, SyncGroupResponse
 
 __all__ = [
     "EARLIEST_TIMESTAMP",
@@ -55,11 +64,20 @@ __all__ = [
     "FetchResponse",
     "FindCoordinatorRequest",
     "FindCoordinatorResponse",
+    "HeartbeatRequest",
+    "HeartbeatResponse",
     "InvalidKafkaConfigError",
+    "JoinGroupRequest",
+    "JoinGroupRequestProtocol",
+    "JoinGroupResponse",
+    "JoinGroupResponseMember",
     "KafkaApis",
     "KafkaConfig",
     "LeaderAndIsrRequest",
     "LeaderAndIsrResponse",
+    "LeaveGroupRequest",
+    "LeaveGroupResponse",
+    "LeaveGroupResponseMember",
     "ListOffsetsPartitionResponse",
     "ListOffsetsRequest",
     "ListOffsetsResponse",
@@ -86,6 +104,8 @@ __all__ = [
     "ResponseBody",
     "StopReplicaRequest",
     "StopReplicaResponse",
+    "SyncGroupRequest",
+    "SyncGroupResponse",
     "TopicMetadata",
     "UpdateMetadataRequest",
     "UpdateMetadataResponse",

@@ -11,8 +11,9 @@ A row (:class:`Api`) says, for one API key:
 * ``request`` / ``response``: the body types of :mod:`apis`;
 * ``handler``: the name of the :class:`~apis.kafka_apis.KafkaApis` method that handles it;
 * ``delayed_in``: the purgatory a delayed response waits in (``"produce"`` for produces and
-  for offset commits, whose append waits there; ``"fetch"`` for fetches), or None for an API
-  that always answers at once;
+  for offset commits, whose append waits there; ``"fetch"`` for fetches; ``"rebalance"`` for
+  JoinGroup and SyncGroup, parked while the group rebalances), or None for an API that always
+  answers at once;
 * ``errors``: the errors a response carries, top-level first, then per partition (or topic)
   in the response's order -- Kafka's ``AbstractResponse.errorCounts`` as a sequence.
 """
@@ -36,11 +37,15 @@ from apis.errors import Errors
 from apis.fetch import FetchRequest, FetchResponse
 from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from apis.header import ApiKeys
+from apis.heartbeat import HeartbeatRequest, HeartbeatResponse
+from apis.join_group import JoinGroupRequest, JoinGroupResponse
+from apis.leave_group import LeaveGroupRequest, LeaveGroupResponse
 from apis.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from apis.metadata import MetadataRequest, MetadataResponse
 from apis.offset_commit import OffsetCommitRequest, OffsetCommitResponse
 from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from apis.produce import ProduceRequest, ProduceResponse
+from apis.sync_group import SyncGroupRequest, SyncGroupResponse
 
 __all__ = [
     "API_TABLE",
@@ -59,6 +64,10 @@ RequestBody = (
     | OffsetCommitRequest
     | OffsetFetchRequest
     | FindCoordinatorRequest
+    | JoinGroupRequest
+    | HeartbeatRequest
+    | LeaveGroupRequest
+    | SyncGroupRequest
     | LeaderAndIsrRequest
     | StopReplicaRequest
     | UpdateMetadataRequest
@@ -73,6 +82,10 @@ ResponseBody = (
     | OffsetCommitResponse
     | OffsetFetchResponse
     | FindCoordinatorResponse
+    | JoinGroupResponse
+    | HeartbeatResponse
+    | LeaveGroupResponse
+    | SyncGroupResponse
     | LeaderAndIsrResponse
     | StopReplicaResponse
     | UpdateMetadataResponse
@@ -91,7 +104,7 @@ class Api:
     request: type[RequestBody]
     response: type[ResponseBody]
     handler: str
-    delayed_in: Literal["produce", "fetch"] | None
+    delayed_in: Literal["produce", "fetch", "rebalance"] | None
     errors: ErrorsOf = attrs.field(repr=False)
 
 
@@ -139,6 +152,15 @@ API_TABLE: Mapping[ApiKeys, Api] = {
             _top_level_then(lambda body: (p.error for p in body.offsets.values()))),
         Api(ApiKeys.FIND_COORDINATOR, "FindCoordinator", FindCoordinatorRequest,
             FindCoordinatorResponse, "handle_find_coordinator", None, _top_level_then(_none)),
+        Api(ApiKeys.JOIN_GROUP, "JoinGroup", JoinGroupRequest, JoinGroupResponse,
+            "handle_join_group", "rebalance", _top_level_then(_none)),
+        Api(ApiKeys.HEARTBEAT, "Heartbeat", HeartbeatRequest, HeartbeatResponse,
+            "handle_heartbeat", None, _top_level_then(_none)),
+        Api(ApiKeys.LEAVE_GROUP, "LeaveGroup", LeaveGroupRequest, LeaveGroupResponse,
+            "handle_leave_group", None,
+            _top_level_then(lambda body: (m.error for m in body.members))),
+        Api(ApiKeys.SYNC_GROUP, "SyncGroup", SyncGroupRequest, SyncGroupResponse,
+            "handle_sync_group", "rebalance", _top_level_then(_none)),
     )
 }  # fmt: skip
 """Every API the broker handles, by API key, in key order."""

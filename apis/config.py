@@ -10,7 +10,7 @@ from typing import ClassVar
 import attrs
 
 from apis.exceptions import ApisError
-from coordinator.config import OffsetConfig
+from coordinator.config import GroupConfig, OffsetConfig
 from replica.config import BrokerConfig
 from replica.config_def import FieldErrors, doc, positive_int
 
@@ -23,8 +23,8 @@ class InvalidKafkaConfigError(ApisError, ValueError):
 
 @attrs.define(frozen=True)
 class KafkaConfig:
-    """A broker's configuration: the replica layer's, the offset manager's, and the request
-    layer's own settings.
+    """A broker's configuration: the replica layer's, the offset manager's, the group
+    coordinator's, and the request layer's own settings.
 
     Raises InvalidKafkaConfigError naming the Kafka setting for a value out of range.
     """
@@ -36,6 +36,9 @@ class KafkaConfig:
     )
     offsets: OffsetConfig = attrs.field(
         factory=OffsetConfig, metadata=doc("the offset manager's settings (offsets.*)")
+    )
+    group: GroupConfig = attrs.field(
+        factory=GroupConfig, metadata=doc("the group coordinator's settings (group.*)")
     )
     fetch_max_bytes: int = attrs.field(
         default=57_671_680,

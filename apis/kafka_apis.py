@@ -6,12 +6,12 @@ lives here. Each ``handle_*`` method
 1. checks what only the request layer can check (value ranges, topics known to the metadata
    cache) and answers invalid parts with error codes, without touching any state;
 2. calls ONE manager (:class:`~replica.replica_manager.ReplicaManager` or
-   :class:`~coordinator.offset_manager.OffsetManager`) with a callback;
+   :class:`~coordinator.group_coordinator.GroupCoordinator`) with a callback;
 3. the callback puts the response in the :class:`~apis.request_channel.RequestChannel`.
 
 The exceptions are the controller's requests: LeaderAndIsr and StopReplica call the
-ReplicaManager and then tell the OffsetManager about offsets partitions this broker now leads or
-no longer leads (Kafka's ``onLeadershipChange``: ``onElection`` / ``onResignation``).
+ReplicaManager and then tell the GroupCoordinator about offsets partitions this broker now leads
+or no longer leads (Kafka's ``onLeadershipChange``: ``onElection`` / ``onResignation``).
 
 Guarantee: every request handed to :meth:`KafkaApis.handle` (or a ``handle_*`` method) gets
 exactly one response in the channel, sooner or later. A body whose fields do not have their
@@ -45,6 +45,9 @@ from apis.controller_requests import (
 )
 from apis.fetch import FetchRequest, FetchResponse, fetch_error
 from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from apis.heartbeat import HeartbeatRequest, HeartbeatResponse
+from apis.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
+from apis.leave_group import LeaveGroupRequest, LeaveGroupResponse, LeaveGroupResponseMember
 from apis.list_offsets import (
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -60,7 +63,9 @@ from apis.offset_fetch import (
 )
 from apis.produce import ProduceRequest, ProduceResponse
 from apis.request_channel import Request, RequestBody, RequestChannel, ResponseBody
-from coordinator.offset_manager import OffsetManager
+from apis.sync_group import SyncGroupRequest, SyncGroupResponse
+from coordinator.group_coordinator import GroupCoordinator
+from coordinator.group_metadata import JoinGroupResult, SyncGroupResult
 from coordinator.offset_record import OffsetAndMetadata
 from replica.errors import Errors
 from replica.records import NO_TIMESTAMP
@@ -182,14 +187,14 @@ class KafkaApis:
         self,
         broker_id: int,
         replica_manager: ReplicaManager,
-        offset_manager: OffsetManager,
+        group_coordinator: GroupCoordinator,
         metadata_cache: MetadataCache,
         config: KafkaConfig,
         request_channel: RequestChannel,
     ) -> None:
         self.broker_id = broker_id
         self.replica_manager = replica_manager
-        self.offset_manager = offset_manager
+        self.group_coordinator = group_coordinator
         self.metadata_cache = metadata_cache
         self.config = config
         self.request_channel = request_channel
@@ -261,9 +266,7 @@ class KafkaApis:
                 respond(body.error_response(Errors.INVALID_REQUIRED_ACKS))
                 return
             rejected, valid = self._split_known(body.records)
-            rejected_responses = {
-                tp: PartitionResponse(error) for tp, error in rejected.items()
-            }
+            rejected_responses = {tp: PartitionResponse(error) for tp, error in rejected.items()}
 
             def send(responses: Mapping[TopicPartition, PartitionResponse]) -> None:
                 merged = {**rejected_responses, **responses}
@@ -377,7 +380,7 @@ class KafkaApis:
             if not body.key:
                 respond(body.error_response(Errors.INVALID_GROUP_ID))
                 return
-            partition = self.offset_manager.partition_for(body.key)
+            partition = self.group_coordinator.partition_for(body.key)
             offsets_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
             state = self.metadata_cache.partition_state(offsets_tp)
             endpoint = None if state is None else self.metadata_cache.alive_broker(state.leader)
@@ -389,11 +392,12 @@ class KafkaApis:
     # -- offsets ----------------------------------------------------------------------------
 
     def handle_offset_commit(self, request: Request) -> None:
-        """Commit through ``OffsetManager.put_offsets``.
+        """Commit through ``GroupCoordinator.handle_commit_offsets``.
 
         Per partition: topic partition not in the metadata cache ->
-        UNKNOWN_TOPIC_OR_PARTITION; the group checks (NOT_COORDINATOR, ...), metadata size and
-        the replicated write are the OffsetManager's. The commit timestamp is the broker's time.
+        UNKNOWN_TOPIC_OR_PARTITION; the group checks (NOT_COORDINATOR, ILLEGAL_GENERATION,
+        UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, ...), metadata size and the replicated write
+        are the coordinator's. The commit timestamp is the broker's time.
         """
         with self._responding(request) as respond:
             body = self._body(request, OffsetCommitRequest)
@@ -415,13 +419,16 @@ class KafkaApis:
             if not offsets:
                 send({})
                 return
-            self.offset_manager.put_offsets(body.group_id, offsets, send)
+            self.group_coordinator.handle_commit_offsets(
+                body.group_id, body.member_id, body.generation_id, offsets, send
+            )
 
     def handle_offset_fetch(self, request: Request) -> None:
-        """Answer from ``OffsetManager.get_offsets`` (offset -1 where nothing is committed)."""
+        """Answer from ``GroupCoordinator.handle_fetch_offsets`` (offset -1 where nothing is
+        committed)."""
         with self._responding(request) as respond:
             body = self._body(request, OffsetFetchRequest)
-            result = self.offset_manager.get_offsets(body.group_id, body.partitions)
+            result = self.group_coordinator.handle_fetch_offsets(body.group_id, body.partitions)
             respond(
                 OffsetFetchResponse(
                     result.error,
@@ -432,12 +439,99 @@ class KafkaApis:
                 )
             )
 
+    # -- group membership -------------------------------------------------------------------
+
+    def handle_join_group(self, request: Request) -> None:
+        """Join through ``GroupCoordinator.handle_join_group``; the response waits while the
+        group rebalances. A new member must first get its member id (MEMBER_ID_REQUIRED) from
+        version 4 of the request on, as in Kafka; a rebalance timeout of -1 (version 0) is the
+        session timeout. Every check is the coordinator's."""
+        with self._responding(request) as respond:
+            body = self._body(request, JoinGroupRequest)
+
+            def send(result: JoinGroupResult) -> None:
+                respond(
+                    JoinGroupResponse(
+                        result.error,
+                        result.generation_id,
+                        result.protocol_type,
+                        result.protocol_name,
+                        result.leader_id,
+                        result.member_id,
+                        [JoinGroupResponseMember(m.member_id, m.metadata) for m in result.members],
+                    )
+                )
+
+            rebalance_timeout_ms = body.rebalance_timeout_ms
+            self.group_coordinator.handle_join_group(
+                body.group_id,
+                body.member_id,
+                client_id=request.header.client_id,
+                client_host=request.connection_id,
+                rebalance_timeout_ms=(
+                    body.session_timeout_ms if rebalance_timeout_ms == -1 else rebalance_timeout_ms
+                ),
+                session_timeout_ms=body.session_timeout_ms,
+                protocol_type=body.protocol_type,
+                protocols=[(p.name, p.metadata) for p in body.protocols],
+                require_known_member_id=request.header.api_version >= 4,
+                callback=send,
+            )
+
+    def handle_sync_group(self, request: Request) -> None:
+        """Sync through ``GroupCoordinator.handle_sync_group``; the response waits for the
+        leader's assignment to be stored."""
+        with self._responding(request) as respond:
+            body = self._body(request, SyncGroupRequest)
+
+            def send(result: SyncGroupResult) -> None:
+                respond(
+                    SyncGroupResponse(
+                        result.error, result.assignment, result.protocol_type, result.protocol_name
+                    )
+                )
+
+            self.group_coordinator.handle_sync_group(
+                body.group_id,
+                body.generation_id,
+                body.member_id,
+                protocol_type=body.protocol_type,
+                protocol_name=body.protocol_name,
+                assignments=body.assignments,
+                callback=send,
+            )
+
+    def handle_heartbeat(self, request: Request) -> None:
+        """Answer from ``GroupCoordinator.handle_heartbeat``."""
+        with self._responding(request) as respond:
+            body = self._body(request, HeartbeatRequest)
+            respond(
+                HeartbeatResponse(
+                    self.group_coordinator.handle_heartbeat(
+                        body.group_id, body.member_id, body.generation_id
+                    )
+                )
+            )
+
+    def handle_leave_group(self, request: Request) -> None:
+        """Answer from ``GroupCoordinator.handle_leave_group`` (one error per member)."""
+        with self._responding(request) as respond:
+            body = self._body(request, LeaveGroupRequest)
+            result = self.group_coordinator.handle_leave_group(body.group_id, body.member_ids)
+            respond(
+                LeaveGroupResponse(
+                    result.error,
+                    [LeaveGroupResponseMember(member, error) for member, error in result.members],
+                )
+            )
+
     # -- controller requests ----------------------------------------------------------------
 
     def handle_leader_and_isr(self, request: Request) -> None:
         """Apply partition states through ``ReplicaManager.become_leader_or_follower``, then
-        load (``on_election``) or drop (``on_resignation``) the offsets partitions whose
-        leadership changed. Stale controller epoch -> STALE_CONTROLLER_EPOCH, nothing applied."""
+        load (``on_election``: offsets and groups) or drop (``on_resignation``) the offsets
+        partitions whose leadership changed. Stale controller epoch -> STALE_CONTROLLER_EPOCH,
+        nothing applied."""
         with self._responding(request) as respond:
             body = self._body(request, LeaderAndIsrRequest)
             error = self.metadata_cache.check_controller_epoch(
@@ -456,10 +550,10 @@ class KafkaApis:
     ) -> None:
         for tp in new_leaders:
             if tp.topic == GROUP_METADATA_TOPIC_NAME:
-                self.offset_manager.on_election(tp.partition)
+                self.group_coordinator.on_election(tp.partition)
         for tp in new_followers:
             if tp.topic == GROUP_METADATA_TOPIC_NAME:
-                self.offset_manager.on_resignation(tp.partition)
+                self.group_coordinator.on_resignation(tp.partition)
 
     def handle_stop_replica(self, request: Request) -> None:
         """Stop (and maybe delete) replicas through ``ReplicaManager.stop_replica``; offsets
@@ -476,7 +570,7 @@ class KafkaApis:
             for tp in body.partitions:
                 errors[tp] = self.replica_manager.stop_replica(tp, body.delete_partitions)
                 if tp.topic == GROUP_METADATA_TOPIC_NAME:
-                    self.offset_manager.on_resignation(tp.partition)
+                    self.group_coordinator.on_resignation(tp.partition)
             respond(StopReplicaResponse(Errors.NONE, errors))
 
     def handle_update_metadata(self, request: Request) -> None:

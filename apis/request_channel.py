@@ -50,9 +50,11 @@ class Request:
         correlation_id: int,
         client_id: str = "",
         connection_id: str = "",
+        api_version: int = 0,
     ) -> Request:
-        """A request whose header's API key is taken from ``body``."""
-        header = RequestHeader(body.API_KEY, correlation_id, client_id)
+        """A request whose header's API key is taken from ``body`` (``api_version``: the
+        version the client sent it in, for the few rules that depend on it)."""
+        header = RequestHeader(body.API_KEY, correlation_id, client_id, api_version)
         return cls(header, body, connection_id)
 
     @property

@@ -1,7 +1,9 @@
 """BrokerNode: one broker of the in-process cluster, wired from the real layers.
 
 A node owns a :class:`~replica.replica_manager.ReplicaManager`, an
-:class:`~coordinator.offset_manager.OffsetManager`, a :class:`~apis.metadata_cache.MetadataCache`,
+:class:`~coordinator.offset_manager.OffsetManager` and the
+:class:`~coordinator.group_coordinator.GroupCoordinator` on it, a
+:class:`~apis.metadata_cache.MetadataCache`,
 a :class:`~apis.request_channel.RequestChannel` and the :class:`~apis.kafka_apis.KafkaApis` that
 ties them together. It adds what a broker process adds around them:
 
@@ -9,6 +11,8 @@ ties them together. It adds what a broker process adds around them:
   comes out of the request channel (:meth:`BrokerNode.drain_responses`);
 * a task queue for the OffsetManager's asynchronous loads (:meth:`BrokerNode.run_tasks`);
 * its replica fetchers' requests (:meth:`BrokerNode.ready_fetches`), unless they are paused;
+* its timers: the ReplicaManager's (Produce and Fetch purgatories, scheduler) and the group
+  coordinator's (Heartbeat and Rebalance purgatories), advanced together;
 * being stopped and started again: a stopped broker answers nothing (its connections fail with
   NETWORK_EXCEPTION), runs no timers and no fetchers. Its in-memory state is kept, so a
   restarted broker is like one that was cut off from the cluster, not a fresh process.
@@ -26,6 +30,7 @@ from apis.metadata_cache import MetadataCache
 from apis.request_channel import Request, RequestChannel
 from cluster.errors import BrokerStateError, DuplicateResponseError
 from cluster.transport import ResponseCallback
+from coordinator.group_coordinator import GroupCoordinator
 from coordinator.offset_manager import OffsetManager
 from replica.errors import Errors
 from replica.replica_fetcher import ReplicaFetcher, ReplicaFetchRequest
@@ -54,11 +59,14 @@ class BrokerNode:
         self.offset_manager = OffsetManager(
             broker_id, self.replica_manager, config.offsets, clock, scheduler=self._tasks.append
         )
+        self.group_coordinator = GroupCoordinator(
+            broker_id, self.offset_manager, config.group, clock
+        )
         self.request_channel = RequestChannel()
         self.apis = KafkaApis(
             broker_id,
             self.replica_manager,
-            self.offset_manager,
+            self.group_coordinator,
             self.metadata_cache,
             config,
             self.request_channel,
@@ -142,14 +150,22 @@ class BrokerNode:
 
     def next_deadline(self) -> int | None:
         """The earliest time something is due here: a timer of the ReplicaManager (its
-        purgatories' and its scheduler's: ISR checks, fetchers' back-offs), None while
-        stopped or if nothing is scheduled."""
-        return self.replica_manager.next_deadline() if self.running else None
+        purgatories' and its scheduler's: ISR checks, fetchers' back-offs) or of the group
+        coordinator (sessions, rebalances); None while stopped or if nothing is scheduled."""
+        if not self.running:
+            return None
+        replica = self.replica_manager.next_deadline()
+        group = self.group_coordinator.next_deadline()
+        if group is None:
+            return replica
+        return group if replica is None else min(replica, group)
 
     def advance_clock(self, now: int) -> None:
-        """Fire the ReplicaManager's timers due at ``now`` (nothing while stopped)."""
+        """Fire the ReplicaManager's and the group coordinator's timers due at ``now``
+        (nothing while stopped)."""
         if self.running:
             self.replica_manager.advance_clock(now)
+            self.group_coordinator.advance_clock(now)
 
     @property
     def fetchers_paused(self) -> bool:

@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from apis.fetch import FetchRequest, PartitionFetchInfo
+from apis.heartbeat import HeartbeatRequest
+from apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from apis.leave_group import LeaveGroupRequest
 from apis.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition
 from apis.offset_fetch import OffsetFetchRequest
 from apis.produce import ProduceRequest
 from apis.request_channel import RequestBody
+from apis.sync_group import SyncGroupRequest
 from cluster.cluster import Call, Cluster
 from replica.records import Record
 from replica.types import TopicPartition
@@ -77,14 +81,19 @@ class Client:
         offsets: Mapping[TopicPartition, int],
         *,
         metadata: str = "",
+        generation_id: int = -1,
+        member_id: str = "",
         destination: int | None = None,
     ) -> Call:
-        """Commit ``offsets`` for ``group_id`` at its coordinator (or ``destination``)."""
+        """Commit ``offsets`` for ``group_id`` at its coordinator (or ``destination``), as
+        ``member_id`` of generation ``generation_id`` (default: from outside the group)."""
         return self._send(
             self.cluster.coordinator(group_id) if destination is None else destination,
             OffsetCommitRequest(
                 group_id,
                 {tp: OffsetCommitRequestPartition(o, metadata) for tp, o in offsets.items()},
+                generation_id,
+                member_id,
             ),
         )
 
@@ -99,6 +108,64 @@ class Client:
         return self._send(
             self.cluster.coordinator(group_id) if destination is None else destination,
             OffsetFetchRequest(group_id, None if partitions is None else tuple(partitions)),
+        )
+
+    def join_group(
+        self,
+        group_id: str,
+        member_id: str = "",
+        *,
+        protocols: Mapping[str, bytes] | None = None,
+        session_timeout_ms: int = 10_000,
+        rebalance_timeout_ms: int = 30_000,
+        destination: int | None = None,
+    ) -> Call:
+        """JoinGroup ``group_id`` at its coordinator with ``protocols`` (name -> metadata, in
+        order of preference; default ``{"range": b""}``). Sent as version 0, so a new member
+        joins at once instead of getting MEMBER_ID_REQUIRED first."""
+        chosen = {"range": b""} if protocols is None else protocols
+        return self._send(
+            self.cluster.coordinator(group_id) if destination is None else destination,
+            JoinGroupRequest(
+                group_id,
+                session_timeout_ms,
+                [JoinGroupRequestProtocol(name, meta) for name, meta in chosen.items()],
+                member_id,
+                rebalance_timeout_ms=rebalance_timeout_ms,
+            ),
+        )
+
+    def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        assignments: Mapping[str, bytes] | None = None,
+        *,
+        destination: int | None = None,
+    ) -> Call:
+        """SyncGroup: the leader sends ``assignments`` (member id -> assignment)."""
+        return self._send(
+            self.cluster.coordinator(group_id) if destination is None else destination,
+            SyncGroupRequest(group_id, generation_id, member_id, dict(assignments or {})),
+        )
+
+    def heartbeat(
+        self, group_id: str, generation_id: int, member_id: str, *, destination: int | None = None
+    ) -> Call:
+        """Heartbeat of ``member_id`` in generation ``generation_id``."""
+        return self._send(
+            self.cluster.coordinator(group_id) if destination is None else destination,
+            HeartbeatRequest(group_id, generation_id, member_id),
+        )
+
+    def leave_group(
+        self, group_id: str, member_ids: Sequence[str], *, destination: int | None = None
+    ) -> Call:
+        """LeaveGroup for ``member_ids``."""
+        return self._send(
+            self.cluster.coordinator(group_id) if destination is None else destination,
+            LeaveGroupRequest(group_id, list(member_ids)),
         )
 
     def _send(self, destination: int, body: RequestBody) -> Call:

@@ -163,10 +163,12 @@ class Cluster:
         on_response: ResponseCallback | None = None,
         *,
         source: str = "client",
+        api_version: int = 0,
     ) -> Call:
         """Send ``body`` from node ``source`` to broker ``destination``; returns its
         :class:`Call`, whose response is filled in when it arrives (``on_response`` is called
-        then too). Raises UnknownBrokerError for an unknown destination."""
+        then too). ``api_version`` goes in the request header (a wire-protocol server passes
+        the client's). Raises UnknownBrokerError for an unknown destination."""
         self.broker(destination)
         correlation_id = next(self._correlation_ids)
         request = Request.create(
@@ -174,6 +176,7 @@ class Cluster:
             correlation_id=correlation_id,
             client_id=source,
             connection_id=f"{source}->{broker_node_name(destination)}",
+            api_version=api_version,
         )
         call = Call(request, destination, self.clock.now)
 

@@ -1,4 +1,4 @@
-"""OffsetConfig: the offset manager's settings, with Kafka's names and defaults.
+"""OffsetConfig and GroupConfig: the coordinator's settings, with Kafka's names and defaults.
 
 Fields are declared the :mod:`replica.config_def` way (their help starts with Kafka's name).
 """
@@ -9,10 +9,11 @@ from typing import ClassVar
 
 import attrs
 
-from coordinator.errors import InvalidOffsetConfigError
-from replica.config_def import FieldErrors, doc, positive_int
+from coordinator.errors import InvalidGroupConfigError, InvalidOffsetConfigError
+from replica.config_def import FieldErrors, doc, int_at_least, positive_int
 
-__all__ = ["OffsetConfig"]
+__all__ = ["GroupConfig", "OffsetConfig"]
+
 
 @attrs.define(frozen=True)
 class OffsetConfig:
@@ -60,5 +61,50 @@ class OffsetConfig:
         validator=positive_int(),
         metadata=doc(
             "offsets.load.buffer.size: bytes read per step when loading an offsets partition"
+        ),
+    )
+
+
+def _max_not_below_min(instance: GroupConfig, attribute: attrs.Attribute[int], value: int) -> None:
+    if value < instance.group_min_session_timeout_ms:
+        raise InvalidGroupConfigError(
+            f"{attribute.name} must be >= group_min_session_timeout_ms "
+            f"({instance.group_min_session_timeout_ms}), got {value!r}"
+        )
+
+
+@attrs.define(frozen=True)
+class GroupConfig:
+    """Settings of :class:`~coordinator.GroupCoordinator` (Kafka's ``GroupConfig``, the
+    ``group.*`` broker settings of the classic protocol).
+
+    A bad value raises :class:`~coordinator.errors.InvalidGroupConfigError` naming the field.
+    """
+
+    field_errors: ClassVar[FieldErrors] = FieldErrors(InvalidGroupConfigError)
+
+    group_min_session_timeout_ms: int = attrs.field(
+        default=6000,
+        validator=positive_int(),
+        metadata=doc(
+            "group.min.session.timeout.ms: shortest session timeout a member may ask for "
+            "(shorter: INVALID_SESSION_TIMEOUT)"
+        ),
+    )
+    group_max_session_timeout_ms: int = attrs.field(
+        default=1_800_000,
+        validator=[positive_int(), _max_not_below_min],
+        metadata=doc(
+            "group.max.session.timeout.ms: longest session timeout a member may ask for "
+            "(longer: INVALID_SESSION_TIMEOUT)"
+        ),
+    )
+    group_initial_rebalance_delay_ms: int = attrs.field(
+        default=3000,
+        validator=int_at_least(0),
+        metadata=doc(
+            "group.initial.rebalance.delay.ms: how long the first rebalance of an empty group "
+            "waits for more members, re-armed while members keep arriving, within the "
+            "rebalance timeout"
         ),
     )

@@ -9,9 +9,12 @@ replica layer only through :class:`~replica.replica_manager.ReplicaManager`'s pu
   completes without error, and the response callback then gets the mapped error codes (the
   nested callback the design's "caveat" describes);
 * a fetch (:meth:`OffsetManager.get_offsets`) answers from the cache;
+* a group's metadata (:meth:`OffsetManager.store_group`, for the group coordinator) is
+  appended the same way, one record keyed by the group (:mod:`coordinator.group_record`);
 * when this broker becomes leader of an offsets partition (:meth:`OffsetManager.on_election`)
   it loads that partition's commits by reading its log with ``read_from_local_log``
-  (``FetchIsolation.LOG_END``), so commits survive a coordinator move; on resignation
+  (``FetchIsolation.LOG_END``), so commits survive a coordinator move, and hands the latest
+  metadata record of each group to the caller's ``on_groups_loaded``; on resignation
   (:meth:`OffsetManager.on_resignation`) it drops them.
 
 A group belongs to partition ``abs(java_string_hash(group_id)) % offsets.topic.num.partitions``.
@@ -27,6 +30,12 @@ from collections.abc import Callable, Iterable, Mapping
 import attrs
 
 from coordinator.config import OffsetConfig
+from coordinator.group_record import (
+    GroupMetadataValue,
+    decode_group_record,
+    encode_group_record,
+    is_group_record,
+)
 from coordinator.hashing import partition_for_group
 from coordinator.offset_record import (
     OffsetAndMetadata,
@@ -54,6 +63,7 @@ __all__ = [
     "OffsetManager",
     "OffsetsPartitionStatus",
     "commit_error_for_append_error",
+    "store_group_error_for_append_error",
 ]
 
 #: What :meth:`OffsetManager.get_offsets` returns for a partition with no committed offset.
@@ -79,6 +89,30 @@ def commit_error_for_append_error(error: Errors) -> Errors:
     in ``GroupMetadataManager.storeOffsets``); codes without a mapping, such as
     REQUEST_TIMED_OUT, pass through."""
     return _APPEND_ERROR_TO_COMMIT_ERROR.get(error, error)
+
+
+#: Called once a partition's load finishes with the latest stored metadata of each of its
+#: groups, in the order the groups were first stored.
+GroupsLoadedCallback = Callable[[dict[str, GroupMetadataValue]], None]
+
+_APPEND_ERROR_TO_STORE_GROUP_ERROR = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.REQUEST_TIMED_OUT: Errors.REBALANCE_IN_PROGRESS,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.INVALID_FETCH_SIZE: Errors.UNKNOWN_SERVER_ERROR,
+}
+
+
+def store_group_error_for_append_error(error: Errors) -> Errors:
+    """The error a group's stored assignment reports for the error of its
+    ``__consumer_offsets`` append (Kafka's mapping in ``GroupMetadataManager.storeGroup``);
+    codes without a mapping pass through."""
+    return _APPEND_ERROR_TO_STORE_GROUP_ERROR.get(error, error)
 
 
 class OffsetsPartitionStatus(enum.Enum):
@@ -264,6 +298,31 @@ class OffsetManager:
         if current is None or current.record_offset < record_offset:
             group[tp] = _Committed(value, record_offset)
 
+    # -- group metadata ---------------------------------------------------------------------
+
+    def store_group(
+        self, group_id: str, value: GroupMetadataValue, callback: Callable[[Errors], None]
+    ) -> None:
+        """Append ``group_id``'s metadata record (acks=-1, ``offsets_commit_timeout_ms``);
+        ``callback`` gets the append's error mapped by
+        :func:`store_group_error_for_append_error`, exactly once, when the append completes.
+
+        Nothing is checked here: the group coordinator stores only groups it coordinates, and
+        a partition this broker no longer leads answers NOT_COORDINATOR through the append.
+        """
+        offsets_tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, self.partition_for(group_id))
+
+        def on_append(responses: dict[TopicPartition, PartitionResponse]) -> None:
+            callback(store_group_error_for_append_error(responses[offsets_tp].error))
+
+        self._replica_manager.append_messages(
+            self.config.offsets_commit_timeout_ms,
+            -1,
+            {offsets_tp: [encode_group_record(group_id, value)]},
+            on_append,
+            internal_topics_allowed=True,
+        )
+
     # -- fetch ------------------------------------------------------------------------------
 
     def get_offsets(
@@ -280,9 +339,7 @@ class OffsetManager:
             return OffsetFetchResult(error, {})
         group = self._cache.get(self.partition_for(group_id), {}).get(group_id, {})
         if partitions is None:
-            return OffsetFetchResult(
-                Errors.NONE, {tp: group[tp].value for tp in sorted(group)}
-            )
+            return OffsetFetchResult(Errors.NONE, {tp: group[tp].value for tp in sorted(group)})
         return OffsetFetchResult(
             Errors.NONE,
             {tp: group[tp].value if tp in group else NO_OFFSET for tp in partitions},
@@ -290,21 +347,25 @@ class OffsetManager:
 
     # -- leadership -------------------------------------------------------------------------
 
-    def on_election(self, partition: int) -> None:
+    def on_election(
+        self, partition: int, on_groups_loaded: GroupsLoadedCallback | None = None
+    ) -> None:
         """This broker became leader of offsets ``partition``: load its commits from the log.
 
         The partition is LOADING until the load runs (at once, or when the scheduler runs it),
-        then ACTIVE. Raises :class:`~coordinator.errors.CorruptOffsetRecordError` from the load
-        if the log holds a record this manager did not write.
+        then ACTIVE; ``on_groups_loaded`` is then called with the partition's groups (see
+        :data:`GroupsLoadedCallback`), unless the load was overtaken by a resignation. Raises
+        :class:`~coordinator.errors.CorruptOffsetRecordError` from the load if the log holds a
+        record this manager did not write.
         """
         self._generation += 1
         generation = self._generation
         self._owned[partition] = _Ownership(generation)
         self._cache.pop(partition, None)
         if self._scheduler is None:
-            self._load(partition, generation)
+            self._load(partition, generation, on_groups_loaded)
         else:
-            self._scheduler(lambda: self._load(partition, generation))
+            self._scheduler(lambda: self._load(partition, generation, on_groups_loaded))
 
     def on_resignation(self, partition: int) -> None:
         """This broker no longer leads offsets ``partition``: forget its groups.
@@ -314,12 +375,15 @@ class OffsetManager:
         self._owned.pop(partition, None)
         self._cache.pop(partition, None)
 
-    def _load(self, partition: int, generation: int) -> None:
+    def _load(
+        self, partition: int, generation: int, on_groups_loaded: GroupsLoadedCallback | None
+    ) -> None:
         ownership = self._owned.get(partition)
         if ownership is None or ownership.generation != generation or ownership.loaded:
             return
         tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
         groups: dict[str, dict[TopicPartition, _Committed]] = {}
+        metadata: dict[str, GroupMetadataValue] = {}
         next_offset = self._replica_manager.log_start_offset(tp)
         if next_offset is None:
             return  # not hosted any more: the resignation that follows cleans up
@@ -334,12 +398,18 @@ class OffsetManager:
                 return
             for batch in result.info.records:
                 for index, record in enumerate(batch.records):
-                    self._load_record(groups, record, batch.base_offset + index)
+                    if is_group_record(record):
+                        group_id, value = decode_group_record(record)
+                        metadata[group_id] = value
+                    else:
+                        self._load_record(groups, record, batch.base_offset + index)
                 next_offset = batch.next_offset
             if not result.info.records or next_offset >= result.leader_log_end_offset:
                 break
         self._cache[partition] = groups
         ownership.loaded = True
+        if on_groups_loaded is not None:
+            on_groups_loaded(metadata)
 
     @staticmethod
     def _load_record(

@@ -10,7 +10,9 @@ One commit of one partition is one :class:`~replica.records.Record`:
 
 This is the project's own simple encoding (Kafka's ``OffsetCommitKey``/``OffsetCommitValue``
 schemas carry the same fields). Encoding is deterministic; decoding checks every length and
-raises :class:`~coordinator.errors.CorruptOffsetRecordError` on anything malformed.
+raises :class:`~coordinator.errors.CorruptOffsetRecordError` on anything malformed. The
+reader (:class:`RecordReader`) and :func:`short_string` also serve the group metadata records
+of :mod:`coordinator.group_record`.
 """
 
 from __future__ import annotations
@@ -65,8 +67,8 @@ def encode_offset_record(key: OffsetCommitKey, value: OffsetAndMetadata) -> Reco
     key_bytes = b"".join(
         (
             _INT16.pack(_KEY_VERSION),
-            _short_string(key.group_id),
-            _short_string(key.topic_partition.topic),
+            short_string(key.group_id),
+            short_string(key.topic_partition.topic),
             _INT32.pack(key.topic_partition.partition),
         )
     )
@@ -93,13 +95,13 @@ def decode_offset_record(record: Record) -> tuple[OffsetCommitKey, OffsetAndMeta
     """
     if record.key is None or record.value is None:
         raise CorruptOffsetRecordError("an offset commit record needs both a key and a value")
-    key = _Reader(record.key, "key")
+    key = RecordReader(record.key, "offset commit key")
     key.expect_version(_KEY_VERSION)
     group_id = key.read_string(_INT16)
     topic = key.read_string(_INT16)
     partition = key.read_int(_INT32)
     key.expect_end()
-    value = _Reader(record.value, "value")
+    value = RecordReader(record.value, "offset commit value")
     value.expect_version(_VALUE_VERSION)
     offset = value.read_int(_INT64)
     leader_epoch = value.read_int(_INT32)
@@ -117,17 +119,20 @@ def decode_offset_record(record: Record) -> tuple[OffsetCommitKey, OffsetAndMeta
     )
 
 
-def _short_string(s: str) -> bytes:
+def short_string(s: str) -> bytes:
+    """``s`` as an ``int16`` length and its UTF-8 bytes (at most 32767 of them)."""
     data = s.encode("utf-8")
     if len(data) > 0x7FFF:
         raise CorruptOffsetRecordError(
-            f"a group id or topic must encode to at most 32767 bytes, got {len(data)}"
+            f"a string of a record (group id, topic, member id...) must encode to at most "
+            f"32767 bytes, got {len(data)}"
         )
     return _INT16.pack(len(data)) + data
 
 
-class _Reader:
-    """Reads big-endian fields from ``data``, failing with a message naming ``what``."""
+class RecordReader:
+    """Reads big-endian fields from ``data``, failing with CorruptOffsetRecordError whose
+    message starts with ``what`` (such as ``"offset commit key"``)."""
 
     __slots__ = ("data", "position", "what")
 
@@ -140,7 +145,7 @@ class _Reader:
         end = self.position + size
         if size < 0 or end > len(self.data):
             raise CorruptOffsetRecordError(
-                f"offset commit {self.what} is truncated: needs {size} bytes at position "
+                f"{self.what} is truncated: needs {size} bytes at position "
                 f"{self.position}, has {len(self.data) - self.position}"
             )
         chunk = self.data[self.position : end]
@@ -151,24 +156,25 @@ class _Reader:
         (number,) = layout.unpack(self._take(layout.size))
         return int(number)
 
+    def read_bytes(self, length_layout: struct.Struct) -> bytes:
+        return self._take(self.read_int(length_layout))
+
     def read_string(self, length_layout: struct.Struct) -> str:
-        raw = self._take(self.read_int(length_layout))
+        raw = self.read_bytes(length_layout)
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise CorruptOffsetRecordError(
-                f"offset commit {self.what} holds invalid UTF-8: {exc}"
-            ) from exc
+            raise CorruptOffsetRecordError(f"{self.what} holds invalid UTF-8: {exc}") from exc
 
     def expect_version(self, version: int) -> None:
         found = self.read_int(_INT16)
         if found != version:
             raise CorruptOffsetRecordError(
-                f"offset commit {self.what} has version {found}, only {version} is known"
+                f"{self.what} has version {found}, only {version} is known"
             )
 
     def expect_end(self) -> None:
         if self.position != len(self.data):
             raise CorruptOffsetRecordError(
-                f"offset commit {self.what} has {len(self.data) - self.position} trailing bytes"
+                f"{self.what} has {len(self.data) - self.position} trailing bytes"
             )

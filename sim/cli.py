@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.scenario import Scenario, ScenarioError, bundled_scenarios, load_scenario
 from sim.scenario.files import DEFAULT_SCENARIO
@@ -63,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--log-level", choices=LEVELS, default=DEFAULT_LEVEL,
+        help="the project's log level, on stderr (default: %(default)s; info times each step)",
+    )  # fmt: skip
 
     compare = commands.add_parser(
         "compare",
@@ -136,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level)
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")

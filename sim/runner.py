@@ -9,6 +9,7 @@ builder for tests and experiments.
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -17,10 +18,13 @@ from tqdm import tqdm
 
 from sim.core.engine import Simulator, every
 from sim.output import MetricsRecorder, RunResult, summarize
-from sim.scenario import Scenario
+from sim.output.result import FaultWindow
+from sim.scenario import Fault, Scenario
 from sim.world import World
 
 __all__ = ["WorldBuilder", "build_cluster", "run_scenario"]
+
+_log = logging.getLogger(__name__)
 
 WorldBuilder = Callable[[Simulator, Scenario, MetricsRecorder], object]
 """Creates everything a run simulates on ``sim``, reporting to the recorder. Registers
@@ -60,6 +64,8 @@ def run_scenario(
     every(sim, config.sample_interval, lambda: recorder.sample_probes(sim.now), first=0)
     _drive(sim, config.duration, progress)
     wall_seconds = time.perf_counter() - started
+    _log.info("simulated %g virtual s (seed %d): %d events in %.2f s", config.duration / 1e6,
+              run_seed, sim.events_processed, wall_seconds)  # fmt: skip
     messages, requests, timeseries = recorder.tables()
     run = {
         "description": scenario.description,
@@ -72,7 +78,19 @@ def run_scenario(
         messages, requests, timeseries, run=run, warmup_us=config.warmup,
         duration_us=config.duration, warnings=recorder.warnings,
     )  # fmt: skip
-    return RunResult(messages, requests, timeseries, summary, wall_seconds=wall_seconds)
+    faults = tuple(_fault_window(fault) for fault in scenario.faults)
+    return RunResult(
+        messages, requests, timeseries, summary, wall_seconds=wall_seconds, faults=faults
+    )
+
+
+def _fault_window(fault: Fault) -> FaultWindow:
+    """The window of ``fault`` for the plots, labelled with its type and target."""
+    target = getattr(fault, "broker", None)
+    who = f"broker {target}" if target is not None else getattr(fault, "consumer", None)
+    label = fault.type.replace("_", " ") + (f" ({who})" if who else "")
+    end = None if fault.duration is None else fault.at + fault.duration
+    return FaultWindow(label, fault.at, end)
 
 
 def _drive(sim: Simulator, duration: int, progress: bool) -> None:

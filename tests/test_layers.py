@@ -4,6 +4,7 @@ The project's packages stack up as ``docs/architecture.md`` draws them::
 
     msgqueue       the message queue (a purgatory user: it may import purgatory only)
     sim            the simulator (inside it: core < clients < scenario | output < world < ...)
+    kafka_server   beside sim: the wire-protocol server real Kafka clients connect to
     cluster        the in-process broker cluster
     apis           KafkaApis, request and response types
     coordinator    OffsetManager (the group coordinator)
@@ -33,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("coordinator",),
     ("apis",),
     ("cluster",),
-    ("sim",),
+    ("kafka_server", "sim"),
     ("msgqueue",),
 )
 """The project's top-level packages, bottom first; one tuple per floor."""
@@ -43,7 +44,7 @@ SERVICES: dict[str, frozenset[str]] = {"msgqueue": frozenset({"purgatory"})}
 the floors between ``purgatory`` and them are not theirs to use."""
 
 SIM_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("sim.core",),
+    ("sim.core", "sim.logs"),
     ("sim.clients",),
     ("sim.scenario", "sim.output"),
     ("sim.world",),

@@ -15,6 +15,8 @@ Parquet writer options are fixed, and the PNGs carry no metadata.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,9 @@ import pyarrow.parquet as pq
 
 from sim.output.summary import format_summary
 
-__all__ = ["PARQUET_OPTIONS", "RunResult"]
+__all__ = ["PARQUET_OPTIONS", "FaultWindow", "RunResult"]
+
+_log = logging.getLogger(__name__)
 
 PARQUET_OPTIONS: dict[str, Any] = {
     "version": "2.6",
@@ -39,11 +43,22 @@ PARQUET_OPTIONS: dict[str, Any] = {
 
 
 @attrs.frozen
+class FaultWindow:
+    """When a fault of the run acted, for the plots: ``[start_us, end_us)``, ``end_us`` None
+    for a fault that lasts to the end of the run; ``label`` says which fault."""
+
+    label: str
+    start_us: int
+    end_us: int | None
+
+
+@attrs.frozen
 class RunResult:
     """Tables and summary of one run (what a Spark task gets back per (point, seed)).
 
     ``wall_seconds`` is how long the run took on the host; it is never written to the run
-    directory (it would break byte-identical output).
+    directory (it would break byte-identical output). ``faults`` are the scenario's faults,
+    shaded in the plots.
     """
 
     messages: pa.Table
@@ -51,6 +66,7 @@ class RunResult:
     timeseries: pa.Table
     summary: dict[str, Any]
     wall_seconds: float = attrs.field(default=0.0, eq=False)
+    faults: tuple[FaultWindow, ...] = ()
 
     def write(self, directory: str | Path, *, plots: bool = True) -> list[Path]:
         """Write the run directory (created if needed); return the files written."""
@@ -71,8 +87,11 @@ class RunResult:
         if plots:
             from sim.output.plots import write_plots  # matplotlib loads slowly; only when used
 
-            warmup = int(self.summary["run"]["warmup_us"])
-            written.extend(write_plots(out, self.messages, self.timeseries, warmup_us=warmup))
+            started = time.process_time()
+            run = self.summary["run"]
+            written.extend(write_plots(out, self.messages, self.timeseries, run, self.faults))
+            _log.info("plots written in %.2f s of CPU time", time.process_time() - started)
+        _log.info("wrote %d files to %s", len(written), out)
         return written
 
     def format_table(self) -> str:

@@ -19,6 +19,8 @@ warmup, as the simulator's own summary does:
   the end of the run (a latency only covers the messages that did);
 * ``warnings``: how many warnings the run's summary gave (see ``report.md`` for the text).
 
+The names are :mod:`sim.sweep.statistics`'.
+
 Per point, every statistic is summarised across its seeds as the mean of the per-seed values
 plus or minus the half-width of a Student-t 95% confidence interval for that mean,
 ``t(0.975, n - 1) * s / sqrt(n)`` over the ``n`` seeds that have a value (``_ci95`` columns;
@@ -41,31 +43,9 @@ from pyspark.sql import SparkSession
 from sim.core.statistics import t_quantile
 from sim.sweep.errors import SweepError
 from sim.sweep.manifest import Manifest
+from sim.sweep.statistics import LATENCIES, QUANTILES, UNFINISHED, latency_metrics, metrics
 from sim.sweep.tables import knob_type
 
-QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999))
-LATENCIES = (
-    # (name, messages column, which messages count besides those sent before the warmup)
-    ("produce", "produce_latency_us", "m.ack_error = 0"),
-    ("end_to_end", "end_to_end_latency_us", "TRUE"),
-    ("commit", "commit_latency_us", "TRUE"),
-    ("send_to_commit", "send_to_commit_latency_us", "TRUE"),
-)
-UNFINISHED = (
-    # (name, condition on a message sent after the warmup)
-    ("never_acked", "m.acked_us IS NULL OR m.ack_error != 0"),
-    ("never_delivered", "m.delivered_us IS NULL"),
-    ("never_processed", "m.processed_us IS NULL"),
-    ("never_committed", "m.committed_us IS NULL"),
-)
-COUNTS = (
-    "throughput_msg_s",
-    "duplicates",
-    "commit_failures",
-    "sent_after_warmup",
-    *(name for name, _ in UNFINISHED),
-    "warnings",
-)
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": (
         "sent_us", "ack_error", "acked_us", "delivered_us", "processed_us", "committed_us",
@@ -77,16 +57,6 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 """The columns the analysis reads, per records table."""
 COMMIT_API = "OffsetCommit"
 CONFIDENCE = 0.95
-
-
-def latency_metrics() -> list[str]:
-    """The names of the latency statistics, e.g. ``commit_p99_ms``, in report order."""
-    return [f"{name}_{q}_ms" for name, _, _ in LATENCIES for q, _ in QUANTILES]
-
-
-def metrics() -> list[str]:
-    """Every per-run statistic the analysis computes, in column order."""
-    return [*latency_metrics(), *COUNTS]
 
 
 def _per_seed_sql() -> str:

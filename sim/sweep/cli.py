@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -27,17 +28,19 @@ from pyspark import SparkContext
 from pyspark.errors import PythonException
 from pyspark.sql import SparkSession
 
+from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.sweep.analysis import analyse
 from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
 from sim.sweep.job import run_sweep
 from sim.sweep.manifest import FailedRun
-from sim.sweep.report import write_report
+from sim.sweep.report import SweepTimings, write_report
 from sim.sweep.runner import DEFAULT_RUNNER, load_runner
 from sim.sweep.session import start_session
 from sim.sweep.simulate import check_points
 from sim.sweep.study import load_study
 
+_log = logging.getLogger(__name__)
 DEFAULT_OUT = Path("sweeps")
 BENCH_STUDY = "bench"
 EXIT_INTERRUPTED = 130
@@ -141,18 +144,26 @@ def _sweep_parser() -> argparse.ArgumentParser:
         "inputs are kept (an interrupted sweep resumes)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--log-level",
+        choices=LEVELS,
+        default=DEFAULT_LEVEL,
+        help="the project's and Spark's log level, on stderr (default: %(default)s; info says "
+        "what each step took)",
+    )
     return parser
 
 
 def sweep_main(argv: Sequence[str]) -> int:
     """``python -m sim sweep STUDY [--master URL] [--out DIR] [--runner M:F]
-    [--time-limit S] [--fresh]``."""
+    [--time-limit S] [--fresh] [--log-level LEVEL]``."""
     args = _sweep_parser().parse_args(list(argv))
     if args.time_limit is not None and not 0 < args.time_limit < float("inf"):
         print(f"sweep: --time-limit: expected a positive number of seconds, got {args.time_limit}",
               file=sys.stderr)  # fmt: skip
         return 2
     silence_py4j()
+    configure_logging(args.log_level)
 
     def body() -> int:
         study = load_study(args.study)
@@ -160,13 +171,25 @@ def sweep_main(argv: Sequence[str]) -> int:
         check_points(study)
         out_dir = prepare_output_dir(args.out or DEFAULT_OUT / study.name)
         owns_spark = SparkContext._active_spark_context is None
-        spark = start_session(args.master, app_name=f"sim-sweep-{study.name}")
+        started = time.perf_counter()
+        spark = start_session(
+            args.master, app_name=f"sim-sweep-{study.name}", log_level=args.log_level
+        )
+        session_start_s = time.perf_counter() - started if owns_spark else None
+        _log.info("Spark session ready in %.2f s (%s)", time.perf_counter() - started,
+                  "started" if owns_spark else "already running")  # fmt: skip
+        session_stop_s = analysis_s = None
         try:
+            started = time.perf_counter()
             output = run_sweep(
                 spark, study, out_dir, run_point, runner_name=args.runner,
                 progress=not args.no_progress, time_limit_s=args.time_limit,
                 resume=not args.fresh,
             )  # fmt: skip
+            job_s = time.perf_counter() - started
+            slots = spark.sparkContext.defaultParallelism
+            _log.info("sweep job: %.2f s (simulations %.2f s summed over %d task slots)",
+                      job_s, output.simulation_s, slots)  # fmt: skip
             manifest = output.manifest
             print(
                 f"records: {out_dir / 'records'} ("
@@ -175,13 +198,26 @@ def sweep_main(argv: Sequence[str]) -> int:
             )
             summary = pa.table({})
             if manifest.tables:
+                started = time.perf_counter()
                 _, summary = analyse(spark, out_dir)
+                analysis_s = time.perf_counter() - started
+                _log.info("analysis: %.2f s", analysis_s)
                 print(f"summary: {out_dir / 'summary.csv'} ({summary.num_rows} points)")
-            report = write_report(out_dir, summary)
-            print(f"report: {report}")
         finally:
             if owns_spark:
+                started = time.perf_counter()
                 _stop(spark)
+                session_stop_s = time.perf_counter() - started
+                _log.info("Spark stopped in %.2f s", session_stop_s)
+        timings = SweepTimings(
+            session_start_s, job_s, output.simulation_s, slots, analysis_s, session_stop_s
+        )
+        report = write_report(out_dir, summary, timings)
+        print(
+            f"fixed cost: {timings.fixed_s:.1f} s (Spark start-up and shutdown, job overhead, "
+            "analysis)"
+        )
+        print(f"report: {report}")
         if manifest.failed:
             runs = len(manifest.points) * len(manifest.seeds)
             print(f"sweep: {failures_line(manifest.failed, runs, report)}", file=sys.stderr)
@@ -221,15 +257,24 @@ def _bench_parser() -> argparse.ArgumentParser:
         default=DEFAULT_RUNNER,
         help=f"run function as MODULE:FUNCTION (default: {DEFAULT_RUNNER}, the simulator)",
     )
+    parser.add_argument(
+        "--fixed-cost",
+        action="store_true",
+        help="instead: time a one-run sweep (the study's first point and seed) step by step "
+        "against the same run in plain Python, on --master",
+    )
+    parser.add_argument(
+        "--master", default="local[1]", help="master of --fixed-cost (default: %(default)s)"
+    )
     return parser
 
 
 def sweep_bench_main(argv: Sequence[str]) -> int:
-    """``python -m sim sweep-bench [--json] [--study S] [--repeat N] [--runner M:F]``
-    (see :mod:`.bench`)."""
+    """``python -m sim sweep-bench [--json] [--study S] [--repeat N] [--runner M:F]
+    [--fixed-cost [--master URL]]`` (see :mod:`.bench`)."""
     args = _bench_parser().parse_args(list(argv))
     # Benchmarks are not part of the installed wheel: imported only by this command.
-    from sim.sweep.bench import bench, direct_run, format_result
+    from sim.sweep.bench import bench, direct_run, fixed_cost, format_fixed_cost, format_result
 
     def body() -> int:
         study = load_study(args.study)
@@ -247,6 +292,10 @@ def sweep_bench_main(argv: Sequence[str]) -> int:
                 file=sys.stderr,
             )
             return 1
+        if args.fixed_cost:
+            cost = fixed_cost(study, run_point, args.runner, args.master)
+            print(json.dumps(cost.as_dict(), indent=2) if args.json else format_fixed_cost(cost))
+            return 0
         result = bench(study, run_point, args.runner, direct_run_s, repeat=max(1, args.repeat))
         if args.json:
             print(json.dumps(result.as_dict(), indent=2))

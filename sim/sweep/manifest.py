@@ -22,7 +22,7 @@ import attrs
 
 from sim.sweep.errors import SweepError
 from sim.sweep.grid import Point
-from sim.sweep.study import KnobValue, Study
+from sim.sweep.study import DEFAULT_REPORT_METRICS, KnobValue, Study
 
 MANIFEST_NAME = "sweep.json"
 
@@ -77,6 +77,8 @@ class Manifest:
     spark_version: str
     wall_s: float
     environment: Mapping[str, Any] = attrs.field(factory=dict)
+    report_metrics: tuple[str, ...] = DEFAULT_REPORT_METRICS
+    report_references: Mapping[str, float] = attrs.field(factory=dict)
 
     @classmethod
     def for_study(
@@ -115,6 +117,8 @@ class Manifest:
             spark_version=spark_version,
             wall_s=round(wall_s, 3),
             environment=dict(environment),
+            report_metrics=study.report_metrics,
+            report_references=dict(study.report_references),
         )
 
     def knob(self, name: str) -> KnobInfo:
@@ -164,6 +168,8 @@ class Manifest:
                 spark_version=document["spark_version"],
                 wall_s=document["wall_s"],
                 environment=document.get("environment", {}),  # absent before issue 15
+                report_metrics=tuple(document.get("report_metrics", DEFAULT_REPORT_METRICS)),
+                report_references=document.get("report_references", {}),
             )
         except FileNotFoundError:
             raise SweepError(f"{out_dir}: no {MANIFEST_NAME}; is this a finished sweep?") from None

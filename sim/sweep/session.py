@@ -19,9 +19,9 @@ reads task updates from the JVM) print a traceback when the JVM dies mid-job: th
 so in one line instead (see :func:`quiet_accumulator_server`).
 
 A session started here is quiet: the driver JVM logs through ``sim/sweep/log4j2.properties``
-(warnings and errors, without the start-up notice about native Hadoop libraries nor "Using
-Spark's default log4j profile"), query plans are not truncated in the logs (so Spark does not
-warn that it truncated one), and a local master binds to the
+(at the level given, warnings and errors by default, without the start-up notice about native
+Hadoop libraries nor "Using Spark's default log4j profile"), query plans are not truncated in
+the logs (so Spark does not warn that it truncated one), and a local master binds to the
 loopback address (``SPARK_LOCAL_IP``, unless already set), so Spark does not warn that the
 host name resolves to it.
 
@@ -34,6 +34,7 @@ the first queries of a sweep about twice as slow. Executors on a cluster are not
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -43,10 +44,11 @@ from importlib import resources
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from sim.logs import DEFAULT_LEVEL, spark_level
 from sim.sweep.java import ensure_java
 
-LOG_LEVEL = "WARN"
 DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+_log = logging.getLogger(__name__)
 TASK_MAX_FAILURES = 4
 """Attempts of a task before its job fails, as ``spark.task.maxFailures``' default on a
 cluster."""
@@ -74,6 +76,7 @@ def start_session(
     ui: bool = True,
     shuffle_partitions: int = 8,
     extra_conf: Mapping[str, str] | None = None,
+    log_level: str = DEFAULT_LEVEL,
 ) -> SparkSession:
     """Start (or reuse) the SparkSession a sweep runs on.
 
@@ -81,7 +84,8 @@ def start_session(
     runtime exists. A local master, given or the default ``local[*]``, retries failed tasks
     (:func:`with_task_retries`). ``ui=False`` turns the web UI off (tests, benchmarks);
     Spark's own console progress bar is always off because the sweep draws its own.
-    ``extra_conf`` is applied last. The session's log level is ``WARN``.
+    ``extra_conf`` is applied last. ``log_level`` (a :data:`sim.logs.LEVELS` name) is Spark's
+    log level: the driver JVM's from its start (when started here) and the context's.
     """
     conf = {
         "spark.ui.enabled": "true" if ui else "false",
@@ -95,7 +99,8 @@ def start_session(
         conf["spark.pyspark.python"] = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         log_config = resources.files("sim.sweep").joinpath("log4j2.properties")
         conf["spark.driver.extraJavaOptions"] = (
-            f"{DRIVER_JAVA_OPTIONS} -Dlog4j.configurationFile=file:{log_config}"
+            f"{DRIVER_JAVA_OPTIONS} -Dlog4j.configurationFile=file:{log_config} "
+            f"-Dsim.log.level={spark_level(log_level).lower()}"
         )
         if master.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -105,8 +110,9 @@ def start_session(
         builder = builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
+    _log.debug("starting Spark: master %s, %s", master, conf)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel(LOG_LEVEL)
+    session.sparkContext.setLogLevel(spark_level(log_level))
     quiet_accumulator_server(session.sparkContext)
     return session
 

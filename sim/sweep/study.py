@@ -22,6 +22,8 @@ A study is a small TOML file::
     [report]                          # optional: the axes of the plots
     x = "consumer.commit_interval_ms" # default: the first knob with more than one value
     series = "consumer.workers"       # default: the next knob with more than one value
+    metrics = ["send_to_commit_p99_ms", "never_committed"]  # default: DEFAULT_REPORT_METRICS
+    references = { "commit interval" = 50 }  # optional: horizontal lines on latency plots (ms)
 
 Knob names are the scenario loader's override paths (``section.key``, ``producers[0].acks``,
 Kafka's dotted names; see ``python -m sim knobs``). A key that contains a dot is a whole knob
@@ -37,12 +39,18 @@ Size limits keep a typo from hanging the driver: at most :data:`MAX_POINTS` poin
 :data:`MAX_RUNS` runs (points x seeds), unless ``allow_large = true``; seeds must fit in a
 64-bit integer (they are an ``int64`` column of every table), whatever ``allow_large`` says.
 
+``[report] metrics`` names the statistics plotted, one plot each, from
+:func:`sim.sweep.statistics.metrics` (e.g. ``send_to_commit_p99_ms``, ``never_committed``);
+``references`` labels values in milliseconds drawn as horizontal lines on the plots of latency
+statistics (and a plot whose ``x`` is a commit interval also gets the line latency = x).
+
 :func:`load_study` raises :class:`StudyError` with one line naming the bad field; it never lets
 a TOML or type error escape.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import tomllib
@@ -55,6 +63,7 @@ import attrs
 
 from sim.scenario import ScenarioError, resolve_source
 from sim.sweep.errors import StudyError
+from sim.sweep.statistics import metrics
 
 KnobValue = bool | int | float | str
 """A value a grid or ``[set]`` entry may give a knob."""
@@ -80,7 +89,17 @@ MAX_RUNS = 100_000
 MAX_SEED = 2**63 - 1
 """The largest seed: seeds are stored as ``int64``."""
 _LIFT = "set allow_large = true in [study] to run it anyway"
-_REPORT_KEYS = {"x", "series"}
+_REPORT_KEYS = {"x", "series", "metrics", "references"}
+DEFAULT_REPORT_METRICS = (
+    "send_to_commit_p99_ms",
+    "commit_p99_ms",
+    "commit_p50_ms",
+    "end_to_end_p99_ms",
+    "produce_p99_ms",
+    "throughput_msg_s",
+    "never_committed",
+)
+"""The statistics plotted when ``[report]`` names none."""
 
 
 @attrs.frozen
@@ -115,6 +134,8 @@ class Study:
     report_series: str | None
     time_limit_s: float | None = None
     allow_large: bool = False
+    report_metrics: tuple[str, ...] = DEFAULT_REPORT_METRICS
+    report_references: Mapping[str, float] = attrs.field(factory=dict)
 
     def knob(self, name: str) -> Knob:
         """The grid knob called ``name``; raises :class:`KeyError` if the grid has none."""
@@ -254,6 +275,8 @@ def parse_study(
         report_series=report_series,
         time_limit_s=time_limit_s,
         allow_large=allow_large,
+        report_metrics=_report_metrics(report, origin),
+        report_references=_references(report, origin),
     )
 
 
@@ -439,6 +462,43 @@ def _axis(
             f"{origin}: [report] {key}: {value!r} is not a [grid] knob; allowed: {', '.join(names)}"
         )
     return str(value)
+
+
+def _report_metrics(report: Mapping[str, Any], origin: str) -> tuple[str, ...]:
+    if "metrics" not in report:
+        return DEFAULT_REPORT_METRICS
+    names = report["metrics"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise StudyError(
+            f"{origin}: [report] metrics must be a non-empty list of statistic names, "
+            f"got {_describe(names)}"
+        )
+    known = metrics()
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise StudyError(
+                f"{origin}: [report] metrics: {name!r} is not a sweep statistic; {hint}allowed: "
+                f"{', '.join(known)}"
+            )
+    return tuple(names)
+
+
+def _references(report: Mapping[str, Any], origin: str) -> dict[str, float]:
+    table = report.get("references", {})
+    if not isinstance(table, dict):
+        raise StudyError(
+            f"{origin}: [report] references must be a table of label = milliseconds, "
+            f"got {_describe(table)}"
+        )
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise StudyError(
+                f"{origin}: [report] references: {key!r} must be a number of milliseconds "
+                f">= 0, got {_describe(value)}"
+            )
+    return {key: float(value) for key, value in table.items()}
 
 
 def _describe(value: Any) -> str:

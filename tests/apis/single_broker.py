@@ -13,10 +13,11 @@ from apis import (
     Request,
     RequestBody,
     RequestChannel,
+    RequestHeader,
     Response,
     UpdateMetadataRequest,
 )
-from coordinator import OffsetConfig, OffsetManager
+from coordinator import GroupCoordinator, OffsetConfig, OffsetManager
 from replica.config import BrokerConfig
 from replica.replica_manager import ReplicaManager
 from replica.types import GROUP_METADATA_TOPIC_NAME, PartitionState, TopicPartition
@@ -41,8 +42,9 @@ class SingleBroker:
             0, self.config.broker, self.clock, metadata_contains=self.cache.contains_partition
         )
         self.om = OffsetManager(0, self.rm, self.config.offsets, self.clock)
+        self.gc = GroupCoordinator(0, self.om, self.config.group, self.clock)
         self.channel = RequestChannel()
-        self.apis = KafkaApis(0, self.rm, self.om, self.cache, self.config, self.channel)
+        self.apis = KafkaApis(0, self.rm, self.gc, self.cache, self.config, self.channel)
         self._ids = itertools.count(1)
         states = {
             TopicPartition(topic, p): PartitionState(0, 0, (0,), (0,))
@@ -55,9 +57,11 @@ class SingleBroker:
     def clock(self) -> int:
         return self.now
 
-    def send(self, body: RequestBody) -> Request:
-        """Hand ``body`` to KafkaApis; returns the request (its response may come later)."""
-        request = Request.create(body, correlation_id=next(self._ids))
+    def send(self, body: RequestBody, *, api_version: int = 0) -> Request:
+        """Hand ``body`` (as request version ``api_version``) to KafkaApis; returns the
+        request (its response may come later)."""
+        header = RequestHeader(body.API_KEY, next(self._ids), "client", api_version)
+        request = Request(header, body)
         self.apis.handle(request)
         return request
 
@@ -74,6 +78,7 @@ class SingleBroker:
     def advance(self, ms: int) -> None:
         self.now += ms
         self.rm.advance_clock(self.now)
+        self.gc.advance_clock(self.now)
 
     def state(self) -> tuple[object, ...]:
         """Everything a request could change: log ends, high watermarks, purgatory sizes,
@@ -84,4 +89,7 @@ class SingleBroker:
             self.rm.produce_purgatory.watched,
             self.rm.fetch_purgatory.watched,
             [self.om.get_offsets(g) for g in ("group-a", "group-b")],
+            self.gc.heartbeat_purgatory.watched,
+            self.gc.rebalance_purgatory.watched,
+            repr(self.gc),
         )

@@ -40,7 +40,13 @@ def test_names_are_kafkas() -> None:
 
 def test_delayed_responses_wait_in_the_purgatory_kafka_uses() -> None:
     delayed = {api.name: api.delayed_in for api in API_TABLE.values() if api.delayed_in}
-    assert delayed == {"Produce": "produce", "OffsetCommit": "produce", "Fetch": "fetch"}
+    assert delayed == {
+        "Produce": "produce",
+        "OffsetCommit": "produce",
+        "Fetch": "fetch",
+        "JoinGroup": "rebalance",
+        "SyncGroup": "rebalance",
+    }
 
 
 def test_response_errors_are_top_level_first_then_in_response_order() -> None:

@@ -15,7 +15,11 @@ from apis import (
     FetchRequest,
     FetchResponse,
     FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
     LeaderAndIsrRequest,
+    LeaveGroupRequest,
     ListOffsetsRequest,
     MetadataRequest,
     OffsetCommitRequest,
@@ -32,6 +36,7 @@ from apis import (
     RequestHeaderMismatchError,
     StopReplicaRequest,
     StopReplicaResponse,
+    SyncGroupRequest,
     UpdateMetadataRequest,
 )
 from apis.api_table import API_TABLE, response_errors
@@ -260,6 +265,10 @@ SAMPLES: dict[ApiKeys, RequestBody] = {
     ApiKeys.OFFSET_COMMIT: OffsetCommitRequest("g", {T0: OffsetCommitRequestPartition(1)}),
     ApiKeys.OFFSET_FETCH: OffsetFetchRequest("g", [T0]),
     ApiKeys.FIND_COORDINATOR: FindCoordinatorRequest("g"),
+    ApiKeys.JOIN_GROUP: JoinGroupRequest("g", 10_000, [JoinGroupRequestProtocol("range")]),
+    ApiKeys.HEARTBEAT: HeartbeatRequest("g", 1, "m"),
+    ApiKeys.LEAVE_GROUP: LeaveGroupRequest("g", ["m"]),
+    ApiKeys.SYNC_GROUP: SyncGroupRequest("g", 1, "m", {"m": b""}),
 }
 MALFORMED = [
     pytest.param(key, field.name, wrong, id=f"{API_TABLE[key].name}.{field.name}={wrong!r}")

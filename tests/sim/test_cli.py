@@ -209,3 +209,27 @@ def test_an_output_directory_that_cannot_be_written_exits_2_before_simulating(
     assert captured.err.endswith(
         "(an output directory must be one this user can create and write in)\n"
     )
+
+
+def test_log_level_info_says_what_a_run_did_and_warning_says_nothing(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sim.runner.build_cluster", toy_world)
+    argv = ["run", "default", "--duration", "1s", *_short_args(), "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "a"), "--log-level", "info"]) == 0
+    logged = capsys.readouterr().err.splitlines()
+    assert [line.split(" ", 3)[1:3] for line in logged] == [
+        ["INFO", "sim.runner:"],
+        ["INFO", "sim.output.result:"],  # the plots' CPU time
+        ["INFO", "sim.output.result:"],
+    ]
+    assert "plots written in" in logged[1] and "s of CPU time" in logged[1]
+    assert main([*argv, "--out", str(tmp_path / "b")]) == 0  # the default: warning
+    assert capsys.readouterr().err == ""
+
+
+def test_a_bad_log_level_is_bad_usage(capsys: Capture) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--log-level", "loud"])
+    assert exit_info.value.code == 2
+    assert "--log-level: invalid choice: 'loud'" in capsys.readouterr().err

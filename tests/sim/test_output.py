@@ -130,7 +130,7 @@ def test_same_seed_gives_byte_identical_run_directories(tmp_path: Path) -> None:
     names = sorted(path.name for path in first)
     assert names == sorted(path.name for path in second)
     assert names == [
-        "commit_lag.png", "latency_cdf.png", "messages.parquet", "requests.parquet",
+        "commit_lag.png", "latency_percentiles.png", "messages.parquet", "requests.parquet",
         "summary.json", "timeseries.parquet", "timeseries.png",
     ]  # fmt: skip
     for name in names:

@@ -20,6 +20,13 @@ busy machine.
 
 Before starting Spark, the first run is executed once in plain Python: if the run function
 cannot run (the broker cluster is not wired in yet) the benchmark says so in one line.
+
+**A sweep's fixed cost** (:func:`fixed_cost`, ``sweep-bench --fixed-cost``): the study cut to
+its first point and first seed (:func:`one_point`) goes through everything ``python -m sim
+sweep`` does -- a cold session start (JVM launch included), the sweep job, the analysis, the
+report, the session stop -- and its run is also timed in plain Python in the same process,
+just before: the difference is what Spark and the sweep's bookkeeping add to a sweep however
+small, and their ratio how much slower a one-run sweep is than the run itself.
 """
 
 from __future__ import annotations
@@ -33,9 +40,11 @@ from pathlib import Path
 import attrs
 from pyspark import SparkContext
 
+from sim.sweep.analysis import analyse
 from sim.sweep.errors import SweepError
 from sim.sweep.grid import expand_tasks
 from sim.sweep.job import run_sweep
+from sim.sweep.report import SweepTimings, write_report
 from sim.sweep.runner import RunPoint
 from sim.sweep.session import start_session
 from sim.sweep.simulate import scenario_table
@@ -219,3 +228,106 @@ def format_result(result: BenchResult, real_simulator: bool) -> str:
         f"{TARGET_SPEEDUP}x target); Spark fixed overhead: {result.overhead_s:.2f} s"
     )
     return "\n".join(lines)
+
+
+@attrs.frozen
+class FixedCost:
+    """Wall times of a one-run sweep's steps beside the same run in plain Python (seconds)."""
+
+    study: str
+    direct_run_s: float
+    session_start_s: float
+    job_s: float
+    simulation_s: float
+    analysis_s: float
+    report_s: float
+    session_stop_s: float
+
+    @property
+    def sweep_s(self) -> float:
+        """The whole one-run sweep, start to stop."""
+        return (
+            self.session_start_s + self.job_s + self.analysis_s + self.report_s
+            + self.session_stop_s
+        )  # fmt: skip
+
+    @property
+    def fixed_s(self) -> float:
+        """What the sweep adds to the run: ``sweep_s`` minus the plain run."""
+        return self.sweep_s - self.direct_run_s
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready dict of the timings, ``sweep_s``, ``fixed_s`` and their ratio."""
+        return {
+            **{
+                k: round(v, 3) if isinstance(v, float) else v for k, v in attrs.asdict(self).items()
+            },
+            "sweep_s": round(self.sweep_s, 3),
+            "fixed_s": round(self.fixed_s, 3),
+            "sweep_over_direct": round(self.sweep_s / self.direct_run_s, 2),
+        }
+
+
+def one_point(study: Study) -> Study:
+    """``study`` with only its first point (each knob's first value) and its first seed."""
+    return attrs.evolve(
+        study,
+        grid=tuple(attrs.evolve(knob, values=knob.values[:1]) for knob in study.grid),
+        seeds=study.seeds[:1],
+    )
+
+
+def fixed_cost(study: Study, run_point: RunPoint, runner_name: str, master: str) -> FixedCost:
+    """Time a one-run sweep of ``one_point(study)`` on ``master`` step by step, after the same
+    run in plain Python (see the module docstring). Raises :class:`SweepError` if a
+    SparkContext is already running in this process (the start would not be cold)."""
+    if SparkContext._active_spark_context is not None:
+        raise SweepError("sweep-bench starts its own Spark sessions; stop the running one first")
+    single = one_point(study)
+    direct_run_s = direct_run(single, run_point)
+    with tempfile.TemporaryDirectory(prefix="sim-sweep-fixed-") as scratch:
+        out_dir = Path(scratch)
+        started = time.perf_counter()
+        spark = start_session(master, app_name="sim-sweep-fixed-cost", ui=False)
+        session_start_s = time.perf_counter() - started
+        try:
+            started = time.perf_counter()
+            output = run_sweep(spark, single, out_dir, run_point, runner_name=runner_name,
+                               progress=False)  # fmt: skip
+            job_s = time.perf_counter() - started
+            started = time.perf_counter()
+            _, summary = analyse(spark, out_dir)
+            analysis_s = time.perf_counter() - started
+        finally:
+            started = time.perf_counter()
+            spark.stop()
+            session_stop_s = time.perf_counter() - started
+        started = time.perf_counter()
+        timings = SweepTimings(session_start_s, job_s, output.simulation_s, 1, analysis_s,
+                               session_stop_s)  # fmt: skip
+        write_report(out_dir, summary, timings)
+        report_s = time.perf_counter() - started
+    return FixedCost(
+        study=study.name,
+        direct_run_s=direct_run_s,
+        session_start_s=session_start_s,
+        job_s=job_s,
+        simulation_s=output.simulation_s,
+        analysis_s=analysis_s,
+        report_s=report_s,
+        session_stop_s=session_stop_s,
+    )
+
+
+def format_fixed_cost(cost: FixedCost) -> str:
+    """The human-readable report of :func:`fixed_cost`."""
+    return (
+        f"sweep-bench --fixed-cost: study {cost.study} cut to one point and one seed\n"
+        f"the run in plain Python: {cost.direct_run_s:.2f} s\n"
+        f"the same run as a sweep: {cost.sweep_s:.2f} s = session start "
+        f"{cost.session_start_s:.2f} s + job {cost.job_s:.2f} s (simulation "
+        f"{cost.simulation_s:.2f} s) + analysis {cost.analysis_s:.2f} s + report "
+        f"{cost.report_s:.2f} s + session stop {cost.session_stop_s:.2f} s\n"
+        f"fixed cost of a sweep: {cost.fixed_s:.2f} s ({cost.sweep_s / cost.direct_run_s:.1f}x "
+        "the run alone)"
+    )

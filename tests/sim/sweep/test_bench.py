@@ -13,10 +13,15 @@ pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')
 from sim.sweep.bench import (
     TARGET_SPEEDUP,
     BenchResult,
+    FixedCost,
     MasterTiming,
+    format_fixed_cost,
     format_result,
+    one_point,
     parallel_capacity,
 )
+from sim.sweep.grid import expand_tasks
+from sim.sweep.study import load_study
 
 
 def result() -> BenchResult:
@@ -61,3 +66,14 @@ def test_parallel_capacity_times_both_sides_and_returns_their_ratio() -> None:
     # which a test must not bound (a busy CI machine can push it anywhere).
     capacity = parallel_capacity(50_000, trials=1)
     assert math.isfinite(capacity) and capacity > 0
+
+
+def test_the_fixed_cost_is_a_one_run_sweep_minus_the_run_alone() -> None:
+    study = load_study("default")
+    single = one_point(study)
+    assert [k.values for k in single.grid] == [(8,), ("global",)] and single.seeds == (1,)
+    assert len(expand_tasks(single)) == 1
+    cost = FixedCost("default", 2.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5)
+    assert cost.sweep_s == 9.0 and cost.fixed_s == 7.0
+    assert cost.as_dict()["sweep_over_direct"] == 4.5
+    assert "fixed cost of a sweep: 7.00 s (4.5x the run alone)" in format_fixed_cost(cost)

@@ -16,7 +16,7 @@ pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')
 
 from sim.cli import main
 from sim.compare import compare, read_samples
-from sim.sweep.analysis import metrics
+from sim.sweep.statistics import metrics
 from tests.sim.sweep.conftest import FinishedSweep
 
 Capture = pytest.CaptureFixture[str]

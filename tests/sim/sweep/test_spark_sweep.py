@@ -32,7 +32,7 @@ from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.sweep import session as session_module
 from sim.sweep import simulate
-from sim.sweep.analysis import QUANTILES, analyse, metrics
+from sim.sweep.analysis import analyse
 from sim.sweep.cli import sweep_bench_main, sweep_main
 from sim.sweep.errors import JavaNotFoundError, SweepError
 from sim.sweep.grid import expand_tasks
@@ -42,6 +42,7 @@ from sim.sweep.manifest import Manifest
 from sim.sweep.progress import run_with_progress
 from sim.sweep.runner import DEFAULT_RUNNER
 from sim.sweep.simulate import scenario_table
+from sim.sweep.statistics import QUANTILES, metrics
 from sim.sweep.study import load_study
 from tests.sim.sweep import fake_world
 from tests.sim.sweep.conftest import FAKE_RUNNER, TINY_STUDY, FinishedSweep, run_cli

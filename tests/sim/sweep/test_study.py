@@ -9,7 +9,7 @@ import pytest
 from sim.sweep.errors import StudyError
 from sim.sweep.grid import expand_tasks
 from sim.sweep.simulate import check_points
-from sim.sweep.study import bundled_studies, column_name, load_study
+from sim.sweep.study import DEFAULT_REPORT_METRICS, bundled_studies, column_name, load_study
 
 GOOD = """
 [study]
@@ -130,6 +130,15 @@ def test_column_names_are_column_safe() -> None:
          + '"simulation.duration" = ["5s"]\n', "both set the duration"),
         (GOOD + "[report]\nx = 'burrow.x'\n", "[report] x: 'burrow.x' is not a [grid] knob"),
         (GOOD + "[report]\ncolour = 1\n", "[report] unknown key 'colour'"),
+        (GOOD + "[report]\nmetrics = ['send_to_commit_p99']\n",
+         "[report] metrics: 'send_to_commit_p99' is not a sweep statistic; did you mean "
+         "'send_to_commit_p99_ms'? allowed: produce_p50_ms, "),
+        (GOOD + "[report]\nmetrics = ['nonsense']\n",
+         "[report] metrics: 'nonsense' is not a sweep statistic; allowed: produce_p50_ms, "),
+        (GOOD + "[report]\nmetrics = []\n", "[report] metrics must be a non-empty list"),
+        (GOOD + "[report]\nmetrics = 'commit_p99_ms'\n", "[report] metrics must be a non-empty"),
+        (GOOD + "[report]\nreferences = { interval = '1s' }\n",
+         "[report] references: 'interval' must be a number of milliseconds >= 0, got '1s'"),
         (GOOD + "[report]\nx = 'burrow.num_workers'\nseries = 'burrow.num_workers'\n",
          "x and series are both"),
         ("[study\n", "not valid TOML"),
@@ -158,6 +167,20 @@ def test_bad_studies_give_one_line_naming_the_field(
     assert "\n" not in message
     assert message.startswith(str(path))
     assert expected in message
+
+
+def test_report_metrics_and_references(tmp_path: Path) -> None:
+    study = load_study(
+        write(
+            tmp_path,
+            GOOD + "[report]\nmetrics = ['never_committed', 'commit_p99_9_ms']\n"
+            "references = { 'commit interval' = 50 }\n",
+        )
+    )
+    assert study.report_metrics == ("never_committed", "commit_p99_9_ms")
+    assert study.report_references == {"commit interval": 50.0}
+    default = load_study(write(tmp_path, GOOD))
+    assert default.report_metrics == DEFAULT_REPORT_METRICS and default.report_references == {}
 
 
 def test_a_time_limit_per_run(tmp_path: Path) -> None:

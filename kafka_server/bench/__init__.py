@@ -1,0 +1,4 @@
+"""Benchmarks of the wire-protocol server against librdkafka's mock cluster.
+
+See docs/benchmarks.md.
+"""

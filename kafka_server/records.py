@@ -1,0 +1,271 @@
+"""Kafka's v2 record batches on the wire: produced bytes to records, log batches to bytes.
+
+A producer sends, per partition, a ``records`` field holding one or more v2 record batches
+(``DefaultRecordBatch``): a 61-byte header (base offset, length, leader epoch, magic 2, CRC-32C
+of everything after it, attributes, deltas, timestamps, producer id/epoch/sequence, record
+count) followed by the records, compressed as a whole when the attributes' low three bits
+name a codec. :func:`decode_records` checks the framing and the CRC, decompresses and returns
+the broker's :class:`replica.records.Record` values; :func:`encode_batches` writes the
+batches of a fetch response, uncompressed, with the offsets the log assigned.
+
+The field codecs (ints, zig-zag varints, CRC-32C) are ``kio``'s and ``crc32c``'s. The batch
+and record layout is assembled here rather than with ``kio.records`` because kio 0.6.5 reads
+record timestamps truncated to whole seconds, refuses ``NO_TIMESTAMP`` (-1), writes them
+through floats (losing a millisecond now and then) and knows no compression.
+
+Compression: gzip (stdlib), snappy (raw and the xerial framing Java clients write), lz4
+(frame format) and zstd through ``cramjam``. A batch with another codec raises
+:class:`UnsupportedCompressionError`; any malformed batch raises :class:`CorruptRecordsError`.
+Both are answered per partition (UNSUPPORTED_COMPRESSION_TYPE, CORRUPT_MESSAGE), never crash
+the server.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from collections.abc import Callable, Iterable
+
+import cramjam
+from crc32c import crc32c
+from kio.serial.errors import DecodeError
+from kio.serial.readers import (
+    read_int8,
+    read_int16,
+    read_int32,
+    read_int64,
+    read_signed_varint,
+    read_signed_varlong,
+    read_uint32,
+)
+from kio.serial.writers import (
+    write_int8,
+    write_int16,
+    write_int32,
+    write_int64,
+    write_signed_varint,
+    write_signed_varlong,
+    write_uint32,
+)
+from kio.static.primitive import i8, i16, i32, i64, u32
+
+from replica.records import NO_TIMESTAMP, Record, RecordBatch
+
+__all__ = [
+    "CorruptRecordsError",
+    "RecordsError",
+    "UnsupportedCompressionError",
+    "decode_records",
+    "encode_batches",
+]
+
+#: Bytes before the records of a v2 batch (``DefaultRecordBatch.RECORD_BATCH_OVERHEAD``).
+_BATCH_OVERHEAD = 61
+#: Offset of the attributes: what the CRC covers starts there.
+_CRC_START = 21
+#: Base offset (8) and batch length (4): not counted in the batch length.
+_LOG_OVERHEAD = 12
+_MAGIC = 2
+_COMPRESSION_MASK = 0x07
+_TIMESTAMP_TYPE_LOG_APPEND = 0x08
+_TRANSACTIONAL = 0x10
+_CONTROL = 0x20
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+
+
+class RecordsError(ValueError):
+    """Produced records the broker cannot accept."""
+
+
+class CorruptRecordsError(RecordsError):
+    """Malformed record batches (bad framing, magic, CRC or record layout): CORRUPT_MESSAGE."""
+
+
+class UnsupportedCompressionError(RecordsError):
+    """A batch compressed with a codec the broker does not know: UNSUPPORTED_COMPRESSION_TYPE."""
+
+
+def _snappy(data: bytes) -> bytes:
+    if not data.startswith(_XERIAL_MAGIC):
+        return bytes(cramjam.snappy.decompress_raw(data))
+    # xerial framing: 8-byte magic, two 4-byte versions, then (4-byte length, raw block)*.
+    out = bytearray()
+    position = 16
+    while position < len(data):
+        length, _ = read_int32(data, position)
+        block = data[position + 4 : position + 4 + length]
+        if length < 0 or len(block) != length:
+            raise CorruptRecordsError("truncated xerial snappy block")
+        out += bytes(cramjam.snappy.decompress_raw(block))
+        position += 4 + length
+    return bytes(out)
+
+
+_DECOMPRESSORS: dict[int, Callable[[bytes], bytes]] = {
+    1: gzip.decompress,
+    2: _snappy,
+    3: lambda data: bytes(cramjam.lz4.decompress(data)),
+    4: lambda data: bytes(cramjam.zstd.decompress(data)),
+}
+"""Kafka's ``CompressionType`` ids (attributes bits 0-2) to decompressors; 0 is none."""
+
+
+def decode_records(data: bytes) -> list[Record]:
+    """The records of every v2 batch in ``data`` (a produce request's ``records`` field).
+
+    Raises:
+        CorruptRecordsError: ``data`` holds no batch, or a batch is truncated, not magic 2,
+            fails its CRC or holds malformed records.
+        UnsupportedCompressionError: a batch uses an unknown compression codec.
+    """
+    records: list[Record] = []
+    position = 0
+    view = memoryview(data)
+    if not data:
+        raise CorruptRecordsError("no record batch")
+    while position < len(data):
+        try:
+            records.extend(_decode_batch(view, position))
+            length, _ = read_int32(view, position + 8)
+        except (DecodeError, ValueError, OverflowError) as exc:
+            if isinstance(exc, RecordsError):
+                raise
+            raise CorruptRecordsError(f"malformed record batch: {exc}") from exc
+        position += _LOG_OVERHEAD + length
+    return records
+
+
+def _decode_batch(view: memoryview, start: int) -> list[Record]:
+    if len(view) - start < _BATCH_OVERHEAD:
+        raise CorruptRecordsError("truncated record batch header")
+    length, _ = read_int32(view, start + 8)
+    end = start + _LOG_OVERHEAD + length
+    if length < _BATCH_OVERHEAD - _LOG_OVERHEAD or end > len(view):
+        raise CorruptRecordsError(f"record batch length {length} does not fit the data")
+    magic, _ = read_int8(view, start + 16)
+    if magic != _MAGIC:
+        raise CorruptRecordsError(f"record batch magic {magic}, only v2 (magic 2) is accepted")
+    crc, _ = read_uint32(view, start + 17)
+    if crc != crc32c(view[start + _CRC_START : end]):
+        raise CorruptRecordsError("record batch CRC mismatch")
+    attributes, _ = read_int16(view, start + _CRC_START)
+    if attributes & (_TRANSACTIONAL | _CONTROL):
+        raise CorruptRecordsError("transactional and control batches are not supported")
+    base_timestamp, _ = read_int64(view, start + 27)
+    count, _ = read_int32(view, start + 57)
+    body = view[start + _BATCH_OVERHEAD : end]
+    codec = attributes & _COMPRESSION_MASK
+    if codec:
+        decompress = _DECOMPRESSORS.get(codec)
+        if decompress is None:
+            raise UnsupportedCompressionError(f"compression type {codec} is not supported")
+        try:
+            body = memoryview(decompress(bytes(body)))
+        except (OSError, EOFError, zlib.error, cramjam.DecompressionError) as exc:
+            raise CorruptRecordsError(f"cannot decompress a batch: {exc}") from exc
+    records = []
+    position = 0
+    for _ in range(count):
+        record, position = _decode_record(body, position, base_timestamp)
+        records.append(record)
+    if position != len(body):
+        raise CorruptRecordsError("record batch holds bytes after its last record")
+    return records
+
+
+def _decode_record(body: memoryview, start: int, base_timestamp: int) -> tuple[Record, int]:
+    length, size = read_signed_varint(body, start)
+    position = start + size
+    end = position + length
+    if length < 0 or end > len(body):
+        raise CorruptRecordsError("record length does not fit its batch")
+    position += 1  # attributes: unused in v2
+    timestamp_delta, size = read_signed_varlong(body, position)
+    position += size
+    _offset_delta, size = read_signed_varint(body, position)
+    position += size
+    key, position = _read_bytes(body, position)
+    value, position = _read_bytes(body, position)
+    header_count, size = read_signed_varint(body, position)
+    position += size
+    headers = []
+    for _ in range(header_count):
+        header_key, position = _read_bytes(body, position)
+        header_value, position = _read_bytes(body, position)
+        if header_key is None:
+            raise CorruptRecordsError("a record header has a null key")
+        headers.append((header_key.decode(), header_value))
+    if position != end:
+        raise CorruptRecordsError("record length does not match its fields")
+    timestamp = NO_TIMESTAMP if base_timestamp == NO_TIMESTAMP else base_timestamp + timestamp_delta
+    return Record(key, value, timestamp, tuple(headers)), end
+
+
+def _read_bytes(body: memoryview, position: int) -> tuple[bytes | None, int]:
+    length, size = read_signed_varint(body, position)
+    position += size
+    if length < 0:
+        return None, position
+    if position + length > len(body):
+        raise CorruptRecordsError("record field runs past its batch")
+    return bytes(body[position : position + length]), position + length
+
+
+def encode_batches(batches: Iterable[RecordBatch]) -> bytes:
+    """Log batches as uncompressed v2 record batches (a fetch response's ``records``)."""
+    out = io.BytesIO()
+    for batch in batches:
+        _encode_batch(out, batch)
+    return out.getvalue()
+
+
+def _encode_batch(out: io.BytesIO, batch: RecordBatch) -> None:
+    records = batch.records
+    log_append = batch.log_append_time != NO_TIMESTAMP
+    timestamps = [batch.log_append_time if log_append else r.timestamp for r in records]
+    base_timestamp = timestamps[0] if timestamps else NO_TIMESTAMP
+    tail = io.BytesIO()
+    write_int16(tail, i16(_TIMESTAMP_TYPE_LOG_APPEND if log_append else 0))
+    write_int32(tail, i32(len(records) - 1))
+    write_int64(tail, i64(base_timestamp))
+    write_int64(tail, i64(batch.max_timestamp))
+    write_int64(tail, i64(-1))  # producer id
+    write_int16(tail, i16(-1))  # producer epoch
+    write_int32(tail, i32(-1))  # base sequence
+    write_int32(tail, i32(len(records)))
+    for delta, (record, timestamp) in enumerate(zip(records, timestamps, strict=True)):
+        _encode_record(tail, record, delta, timestamp - base_timestamp)
+    crc_covered = tail.getvalue()
+    write_int64(out, i64(batch.base_offset))
+    write_int32(out, i32(len(crc_covered) + 9))  # + leader epoch, magic and CRC
+    write_int32(out, i32(batch.partition_leader_epoch))
+    write_int8(out, i8(_MAGIC))
+    write_uint32(out, u32(crc32c(crc_covered)))
+    out.write(crc_covered)
+
+
+def _encode_record(
+    out: io.BytesIO, record: Record, offset_delta: int, timestamp_delta: int
+) -> None:
+    body = io.BytesIO()
+    write_int8(body, i8(0))
+    write_signed_varlong(body, timestamp_delta)
+    write_signed_varint(body, offset_delta)
+    _write_bytes(body, record.key)
+    _write_bytes(body, record.value)
+    write_signed_varint(body, len(record.headers))
+    for header_key, header_value in record.headers:
+        _write_bytes(body, header_key.encode())
+        _write_bytes(body, header_value)
+    data = body.getvalue()
+    write_signed_varint(out, len(data))
+    out.write(data)
+
+
+def _write_bytes(out: io.BytesIO, data: bytes | None) -> None:
+    if data is None:
+        write_signed_varint(out, -1)
+        return
+    write_signed_varint(out, len(data))
+    out.write(data)

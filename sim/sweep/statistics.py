@@ -1,0 +1,74 @@
+"""The names of the per-run statistics a sweep computes (:mod:`sim.sweep.analysis`) and a
+study's ``[report] metrics`` may plot, with their labels; no Spark needed to read them.
+
+A latency statistic is ``<latency>_<quantile>_ms`` (e.g. ``send_to_commit_p99_ms``) for the
+latencies of :data:`LATENCIES` and the quantiles of :data:`QUANTILES`; the others are
+:data:`COUNTS`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "COUNTS",
+    "LATENCIES",
+    "QUANTILES",
+    "UNFINISHED",
+    "label",
+    "latency_metrics",
+    "metrics",
+]
+
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999))
+LATENCIES = (
+    # (name, messages column, which messages count besides those sent before the warmup)
+    ("produce", "produce_latency_us", "m.ack_error = 0"),
+    ("end_to_end", "end_to_end_latency_us", "TRUE"),
+    ("commit", "commit_latency_us", "TRUE"),
+    ("send_to_commit", "send_to_commit_latency_us", "TRUE"),
+)
+UNFINISHED = (
+    # (name, condition on a message sent after the warmup)
+    ("never_acked", "m.acked_us IS NULL OR m.ack_error != 0"),
+    ("never_delivered", "m.delivered_us IS NULL"),
+    ("never_processed", "m.processed_us IS NULL"),
+    ("never_committed", "m.committed_us IS NULL"),
+)
+_COUNT_LABELS = {
+    "throughput_msg_s": "throughput (messages/s processed)",
+    "duplicates": "messages delivered more than once",
+    "commit_failures": "OffsetCommit responses with an error",
+    "sent_after_warmup": "messages sent after the warmup",
+    "never_acked": "messages sent after the warmup never acknowledged",
+    "never_delivered": "messages sent after the warmup never delivered",
+    "never_processed": "messages sent after the warmup never processed",
+    "never_committed": "messages sent after the warmup never committed",
+    "warnings": "warnings per run",
+}
+COUNTS = tuple(_COUNT_LABELS)
+_LATENCY_LABELS = {
+    "produce": "produce",
+    "end_to_end": "end-to-end",
+    "commit": "processing-to-commit",
+    "send_to_commit": "send-to-commit",
+}
+
+
+def latency_metrics() -> list[str]:
+    """The names of the latency statistics, e.g. ``commit_p99_ms``, in report order."""
+    return [f"{name}_{q}_ms" for name, _, _ in LATENCIES for q, _ in QUANTILES]
+
+
+def metrics() -> list[str]:
+    """Every per-run statistic the analysis computes, in column order."""
+    return [*latency_metrics(), *COUNTS]
+
+
+def label(metric: str) -> str:
+    """A human label of statistic ``metric`` (one of :func:`metrics`), with its unit."""
+    if metric in _COUNT_LABELS:
+        return _COUNT_LABELS[metric]
+    for name, _, _ in LATENCIES:
+        for q, _ in QUANTILES:
+            if metric == f"{name}_{q}_ms":
+                return f"{q.replace('_', '.')} {_LATENCY_LABELS[name]} latency (ms)"
+    raise KeyError(metric)

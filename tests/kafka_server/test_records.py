@@ -1,0 +1,131 @@
+"""kafka_server.records against kafka-python's independent v2 batch builder and reader."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+import cramjam
+import pytest
+from crc32c import crc32c
+from hypothesis import given
+from hypothesis import strategies as st
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+
+from kafka_server.records import (
+    CorruptRecordsError,
+    UnsupportedCompressionError,
+    decode_records,
+    encode_batches,
+)
+from replica.records import Record, RecordBatch, batch_size_in_bytes
+
+# kafka-python compresses with gzip out of the box; snappy, lz4 and zstd batches come from
+# librdkafka in test_clients.py, and the xerial snappy framing is built below.
+CODECS = {"none": 0, "gzip": DefaultRecordBatch.CODEC_GZIP}
+
+
+def _kafka_python_batch(records: list[Record], codec: int) -> bytes:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=codec, is_transactional=False,
+        producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=10**7,
+    )  # fmt: skip
+    for offset, r in enumerate(records):
+        builder.append(offset, r.timestamp, r.key, r.value, list(r.headers))
+    return bytes(builder.build())
+
+
+RECORDS = st.lists(
+    st.builds(
+        Record,
+        key=st.none() | st.binary(max_size=20),
+        value=st.none() | st.binary(max_size=300),
+        timestamp=st.integers(0, 2**42),
+        headers=st.lists(
+            st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=5)), max_size=2
+        ).map(tuple),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_decodes_batches_a_real_client_builds(codec: str) -> None:
+    records = [
+        Record(b"k", b"v" * 200, 1_700_000_000_123, (("h", b"x"),)),
+        Record(None, None, 1_700_000_000_999),
+    ]
+    assert decode_records(_kafka_python_batch(records, CODECS[codec])) == records
+
+
+@given(RECORDS)
+def test_round_trip_through_kafka_python(records: list[Record]) -> None:
+    assert decode_records(_kafka_python_batch(records, 0)) == records
+    batch = RecordBatch(42, tuple(records), batch_size_in_bytes(records), partition_leader_epoch=3)
+    read = [list(b) for b in MemoryRecords(encode_batches([batch, batch]))]
+    assert len(read) == 2
+    decoded = [Record(r.key, r.value, r.timestamp, tuple(r.headers)) for b in read for r in b]
+    assert decoded == records * 2
+    assert [r.offset for r in read[0]] == list(range(42, 42 + len(records)))
+
+
+def _recompressed(batch: bytes, codec: int, compress: Callable[[bytes], bytes]) -> bytes:
+    """``batch`` (uncompressed) with its records compressed by ``compress`` as ``codec``."""
+    header = bytearray(batch[:61])
+    body = compress(batch[61:])
+    header[8:12] = (49 + len(body)).to_bytes(4, "big")
+    header[22] |= codec
+    crc = crc32c(bytes(header[21:]) + body)
+    header[17:21] = crc.to_bytes(4, "big")
+    return bytes(header) + body
+
+
+def _xerial(data: bytes) -> bytes:
+    blocks = [
+        bytes(cramjam.snappy.compress_raw(data[i : i + 100])) for i in range(0, len(data), 100)
+    ]
+    framed = b"".join(len(b).to_bytes(4, "big") + b for b in blocks)
+    return b"\x82SNAPPY\x00" + (1).to_bytes(4, "big") * 2 + framed
+
+
+@pytest.mark.parametrize(
+    ("codec", "compress"),
+    [
+        (2, lambda d: bytes(cramjam.snappy.compress_raw(d))),
+        (2, _xerial),
+        (3, lambda d: bytes(cramjam.lz4.compress(d))),
+        (4, lambda d: bytes(cramjam.zstd.compress(d))),
+    ],
+    ids=["snappy-raw", "snappy-xerial", "lz4", "zstd"],
+)
+def test_decodes_every_codec(codec: int, compress: Callable[[bytes], bytes]) -> None:
+    records = [Record(b"k%d" % i, b"v" * 150, 1_700_000_000_000 + i) for i in range(5)]
+    batch = _recompressed(_kafka_python_batch(records, 0), codec, compress)
+    assert decode_records(batch) == records
+    with pytest.raises(CorruptRecordsError):
+        decode_records(_recompressed(_kafka_python_batch(records, 0), codec, lambda d: d[:40]))
+
+
+def test_corrupt_and_unsupported_batches_raise_their_errors() -> None:
+    data = bytearray(_kafka_python_batch([Record(b"k", b"v", 5)], 0))
+    with pytest.raises(CorruptRecordsError):
+        decode_records(b"")
+    with pytest.raises(CorruptRecordsError):
+        decode_records(bytes(data[:-1]))
+    flipped = bytearray(data)
+    flipped[-1] ^= 0xFF
+    with pytest.raises(CorruptRecordsError, match="CRC"):
+        decode_records(bytes(flipped))
+    # compression type 5 does not exist: the CRC must be right for the codec to be read
+    data[22] |= 5
+    data[17:21] = crc32c(bytes(data[21:])).to_bytes(4, "big")
+    with pytest.raises(UnsupportedCompressionError):
+        decode_records(bytes(data))
+
+
+@given(st.binary(max_size=200))
+def test_garbage_raises_only_corrupt_records(data: bytes) -> None:
+    with contextlib.suppress(CorruptRecordsError, UnsupportedCompressionError):
+        decode_records(data)

@@ -1,0 +1,278 @@
+"""The server over raw sockets: ApiVersions rules, bad frames close only their connection,
+fuzzed byte streams never take the server down."""
+
+from __future__ import annotations
+
+import datetime
+import io
+import socket
+import struct
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kio.index import load_request_schema, load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.serial import entity_reader, entity_writer
+
+from apis import MetadataRequest
+from kafka_server import TRANSLATIONS, KafkaServer, ServerThread
+from kafka_server.records import encode_batches
+from kafka_server.translations import Translation, nested
+from replica.records import Record, RecordBatch
+from replica.types import TopicPartition
+
+
+def frame(api_key: int, version: int, correlation_id: int, payload: Any = None) -> bytes:
+    """A request frame; ``payload`` None: a body of no fields (ApiVersions v0-2)."""
+    schema = load_request_schema(api_key, version)
+    header_cls = schema.__header_schema__
+    out = io.BytesIO()
+    entity_writer(header_cls)(
+        out, header_cls(request_api_key=api_key, request_api_version=version,
+                        correlation_id=correlation_id, client_id="test")
+    )  # fmt: skip
+    entity_writer(schema)(out, payload if payload is not None else schema())
+    data = out.getvalue()
+    return struct.pack(">i", len(data)) + data
+
+
+async def read_response(stream: trio.SocketStream, api_key: int, version: int) -> tuple[int, Any]:
+    data = b""
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        chunk = await stream.receive_some()
+        assert chunk, "the server closed the connection"
+        data += chunk
+    body = data[4:]
+    schema = load_response_schema(api_key, version)
+    header, offset = entity_reader(schema.__header_schema__)(body, 0)
+    payload, _ = entity_reader(schema)(body, offset)
+    return header.correlation_id, payload
+
+
+async def closed(stream: trio.SocketStream) -> bool:
+    """True if the server closes ``stream`` (within a second)."""
+    with trio.move_on_after(1):
+        try:
+            while await stream.receive_some():
+                pass
+        except trio.BrokenResourceError:
+            pass
+        return True
+    return False
+
+
+@pytest.fixture
+async def server(nursery: trio.Nursery) -> AsyncIterator[KafkaServer]:
+    started: KafkaServer = await nursery.start(KafkaServer(3).serve)
+    yield started
+    nursery.cancel_scope.cancel()
+
+
+async def connect(server: KafkaServer, broker: int = 0) -> trio.SocketStream:
+    host, port = server.addresses[broker]
+    return await trio.open_tcp_stream(host, port)
+
+
+async def test_api_versions_in_every_version_and_fallback(server: KafkaServer) -> None:
+    stream = await connect(server)
+    for version in range(4):
+        payload = None
+        if version >= 3:
+            payload = load_request_schema(18, version)(
+                client_software_name="t", client_software_version="1"
+            )
+        await stream.send_all(frame(18, version, version, payload))
+        correlation_id, response = await read_response(stream, 18, version)
+        assert correlation_id == version
+        assert response.error_code == ErrorCode.none
+        advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+        assert advertised == {
+            t.api_key: (t.min_version, t.max_version) for t in TRANSLATIONS.values()
+        }
+    # A version the server does not know: v0 UNSUPPORTED_VERSION with the list, then usable.
+    bogus = bytearray(frame(18, 3, 99, load_request_schema(18, 3)(
+        client_software_name="t", client_software_version="1")))  # fmt: skip
+    bogus[6:8] = (77).to_bytes(2, "big")
+    await stream.send_all(bytes(bogus))
+    correlation_id, response = await read_response(stream, 18, 0)
+    assert (correlation_id, response.error_code) == (99, ErrorCode.unsupported_version)
+    assert len(response.api_keys) == len(TRANSLATIONS)
+    await stream.send_all(frame(18, 0, 100))
+    assert (await read_response(stream, 18, 0))[0] == 100
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        struct.pack(">i", -5),  # negative size
+        struct.pack(">i", 104_857_601),  # over socket.request.max.bytes
+        struct.pack(">i", 8) + struct.pack(">hhi", 1000, 0, 1),  # unknown API key
+        struct.pack(">i", 8) + struct.pack(">hhi", 3, 99, 1),  # unknown Metadata version
+        struct.pack(">i", 9) + struct.pack(">hhi", 3, 5, 1) + b"\xff",  # body does not parse
+        struct.pack(">i", 3) + b"abc",  # shorter than a header
+    ],
+    ids=["negative", "oversize", "unknown-key", "unknown-version", "garbage-body", "short"],
+)
+async def test_bad_frames_close_only_their_connection(server: KafkaServer, data: bytes) -> None:
+    bystander = await connect(server)
+    bad = await connect(server)
+    await bad.send_all(data)
+    assert await closed(bad)
+    await bystander.send_all(frame(18, 0, 7))
+    assert (await read_response(bystander, 18, 0))[0] == 7
+
+
+async def test_client_vanishing_mid_frame_and_mid_long_poll(server: KafkaServer) -> None:
+    half = await connect(server)
+    await half.send_all(frame(18, 0, 1)[:5])
+    await half.aclose()
+    # A consumer's long poll in purgatory, then the client disappears.
+    metadata = load_request_schema(3, 5)
+    stream = await connect(server)
+    topic_cls = _nested(metadata, "topics")
+    request = metadata(topics=(topic_cls(name="lp"),), allow_auto_topic_creation=True)
+    await stream.send_all(frame(3, 5, 1, request))
+    _, response = await read_response(stream, 3, 5)
+    assert [t.name for t in response.topics] == ["lp"]
+    assert response.topics[0].error_code == ErrorCode.none
+    fetch = load_request_schema(1, 11)
+    fetch_cls = _nested(fetch, "topics")
+    part_cls = _nested(fetch_cls, "partitions")
+    leader = server.cluster.leader(_tp("lp", 0))
+    stream = await connect(server, leader)
+    body = fetch(
+        replica_id=-1, max_wait=datetime.timedelta(seconds=5), min_bytes=1, max_bytes=1 << 20,
+        isolation_level=0, session_id=0, session_epoch=-1,
+        topics=(fetch_cls(topic="lp", partitions=(part_cls(partition=0, current_leader_epoch=-1,
+            fetch_offset=0, log_start_offset=-1, partition_max_bytes=1 << 20),)),),
+        forgotten_topics_data=(), rack_id="",
+    )  # fmt: skip
+    await stream.send_all(frame(1, 11, 2, body))
+    await trio.sleep(0.05)
+    await stream.aclose()
+    other = await connect(server)
+    await other.send_all(frame(18, 0, 3))
+    assert (await read_response(other, 18, 0))[0] == 3
+
+
+def _nested(cls: type, field: str) -> type:
+    return nested(cls, field)
+
+
+def _tp(topic: str, partition: int) -> TopicPartition:
+    return TopicPartition(topic, partition)
+
+
+@pytest.fixture(scope="module")
+def threaded() -> Any:
+    with ServerThread(brokers=1) as server:
+        yield server
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    chunks=st.lists(
+        st.one_of(
+            st.binary(max_size=64),
+            st.builds(
+                lambda n, b: struct.pack(">i", n) + b, st.integers(0, 200), st.binary(max_size=40)
+            ),
+            st.sampled_from([frame(18, 0, 1), frame(18, 2, 2)]),
+            st.builds(
+                lambda f, cut: f[:cut], st.sampled_from([frame(18, 1, 3)]), st.integers(0, 12)
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_fuzzed_byte_streams_never_take_the_server_down(threaded: Any, chunks: list[bytes]) -> None:
+    host, port = threaded.server.addresses[0]
+    with socket.create_connection((host, port), timeout=2) as sock:
+        for chunk in chunks:
+            try:
+                sock.sendall(chunk)
+            except OSError:
+                break  # the server closed this connection: allowed
+    # Whatever that stream did, a fresh connection is served.
+    with socket.create_connection((host, port), timeout=5) as sock:
+        sock.sendall(frame(18, 0, 42))
+        data = b""
+        while len(data) < 8:
+            chunk = sock.recv(4096)
+            assert chunk
+            data += chunk
+        assert struct.unpack(">i", data[4:8])[0] == 42
+
+
+def _produce(topic: str, acks: int, records: bytes) -> Any:
+    schema = load_request_schema(0, 7)
+    topic_cls = nested(schema, "topic_data")
+    partition_cls = nested(topic_cls, "partition_data")
+    partition = partition_cls(index=0, records=records)
+    return schema(
+        transactional_id=None,
+        acks=acks,
+        timeout=datetime.timedelta(seconds=5),
+        topic_data=(topic_cls(name=topic, partition_data=(partition,)),),
+    )
+
+
+async def test_acks_0_gets_no_response_and_a_failed_one_closes(server: KafkaServer) -> None:
+    server.cluster.create_topic("zero", 1, 3)
+    leader = server.cluster.leader(_tp("zero", 0))
+    records = encode_batches([RecordBatch(0, (Record(b"k", b"v", 1),), 70)])
+    stream = await connect(server, leader)
+    await stream.send_all(frame(0, 7, 1, _produce("zero", 0, records)))
+    await stream.send_all(frame(18, 0, 2))
+    assert (await read_response(stream, 18, 0))[0] == 2  # the produce got no response
+    assert server.cluster.broker(leader).replica_manager.log_end_offset(_tp("zero", 0)) == 1
+    # acks=1 with corrupt records: answered CORRUPT_MESSAGE, nothing appended
+    await stream.send_all(frame(0, 7, 3, _produce("zero", 1, records[:-2])))
+    correlation_id, response = await read_response(stream, 0, 7)
+    assert correlation_id == 3
+    assert response.responses[0].partition_responses[0].error_code == ErrorCode.corrupt_message
+    # acks=0 with corrupt records: Kafka closes the connection so the producer notices
+    await stream.send_all(frame(0, 7, 4, _produce("zero", 0, records[:-2])))
+    assert await closed(stream)
+    assert server.cluster.broker(leader).replica_manager.log_end_offset(_tp("zero", 0)) == 1
+
+
+@pytest.mark.parametrize("where", ["serving", "answering"])
+async def test_a_failing_translation_closes_only_its_connection(
+    server: KafkaServer, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    def serve(request: Any, version: int, ctx: Any, reply: Any) -> None:
+        if where == "serving":
+            raise RuntimeError("a bug while serving")
+        ctx.send(MetadataRequest(None), lambda response: reply(1 / 0))
+
+    monkeypatch.setitem(TRANSLATIONS, 3, Translation(3, "Metadata", 0, 12, serve))  # type: ignore[index]
+    bystander = await connect(server)
+    broken = await connect(server)
+    request = load_request_schema(3, 5)(topics=None, allow_auto_topic_creation=False)
+    await broken.send_all(frame(3, 5, 1, request))
+    assert await closed(broken)
+    await bystander.send_all(frame(18, 0, 2))
+    assert (await read_response(bystander, 18, 0))[0] == 2
+
+
+async def test_a_stopped_broker_restarts_on_its_port(server: KafkaServer) -> None:
+    address = server.addresses[1]
+    server.stop_broker(1)
+    with pytest.raises(OSError):
+        await trio.open_tcp_stream(*address)
+    metadata = load_request_schema(3, 5)(topics=None, allow_auto_topic_creation=False)
+    stream = await connect(server, 0)
+    await stream.send_all(frame(3, 5, 1, metadata))
+    _, response = await read_response(stream, 3, 5)
+    assert sorted(b.node_id for b in response.brokers) == [0, 2]
+    server.restart_broker(1)
+    assert server.addresses[1] == address
+    restarted = await trio.open_tcp_stream(*address)
+    await restarted.send_all(frame(3, 5, 2, metadata))
+    _, response = await read_response(restarted, 3, 5)
+    assert sorted(b.node_id for b in response.brokers) == [0, 1, 2]
