@@ -2,6 +2,7 @@
 
 The project's packages stack up as ``docs/architecture.md`` draws them::
 
+    msgqueue       the message queue (a purgatory user: it may import purgatory only)
     sim            the simulator (inside it: core < clients < scenario | output < world < ...)
     kafka_server   beside sim: the wire-protocol server real Kafka clients connect to
     cluster        the in-process broker cluster
@@ -34,8 +35,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("apis",),
     ("cluster",),
     ("kafka_server", "sim"),
+    ("msgqueue",),
 )
 """The project's top-level packages, bottom first; one tuple per floor."""
+
+SERVICES: dict[str, frozenset[str]] = {"msgqueue": frozenset({"purgatory"})}
+"""The purgatory's users on the top floor, and the only project packages each may import:
+the floors between ``purgatory`` and them are not theirs to use."""
 
 SIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim.core", "sim.logs"),
@@ -188,6 +194,25 @@ def test_the_graph_is_read() -> None:
 
 def test_top_level_packages_import_downward_only() -> None:
     assert _violations(LAYERS, "") == []
+
+
+def test_services_import_only_what_they_may() -> None:
+    found = [
+        f"{module} imports {target}"
+        for module, targets in sorted(GRAPH.items())
+        if (service := module.split(".")[0]) in SERVICES
+        for target in sorted(targets)
+        if target.split(".")[0] not in SERVICES[service] | {service}
+    ]
+    assert found == []
+
+
+def test_the_services_check_catches_an_import_of_the_broker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(GRAPH, "msgqueue.model", GRAPH["msgqueue.model"] | {"replica.log"})
+    with pytest.raises(AssertionError):
+        test_services_import_only_what_they_may()
 
 
 def test_sim_subpackages_import_downward_only() -> None:

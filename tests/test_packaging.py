@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIND = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"][
     "find"
 ]
-LIBRARIES = ("purgatory", "replica", "coordinator", "apis", "cluster", "sim")
+LIBRARIES = ("purgatory", "replica", "coordinator", "apis", "cluster", "sim", "msgqueue")
 
 
 def _is_bench(dotted: str) -> bool:
@@ -37,7 +37,8 @@ def test_the_wheel_leaves_out_every_bench_subpackage() -> None:
     assert {*LIBRARIES, "sim", "purgatory.testing", "sim.scenarios", "sim.studies"} <= shipped
     assert [name for name in shipped if _is_bench(name)] == []
     every = set(find(str(ROOT), include=FIND["include"]))
-    assert {"purgatory.bench", "replica.bench", "sim.bench", "sim.sweep.bench"} <= every
+    benches = {"purgatory.bench", "replica.bench", "sim.bench", "sim.sweep.bench", "msgqueue.bench"}
+    assert benches <= every
 
 
 @pytest.mark.parametrize("package", LIBRARIES)
