@@ -32,8 +32,12 @@ class ClientNetwork(Protocol):
     * ``on_response`` is called at most once, with the response object of the request's type,
       and never from inside ``send`` itself (always from a later simulator event), so clients
       need no re-entrancy guards.
-    * It may never be called: a request to a dead broker, a dropped message, or an
-      ``acks=0`` produce. Clients protect themselves with their ``request_timeout_ms``.
+    * It may never be called: a request to a dead broker or a dropped message. Clients
+      protect themselves with their ``request_timeout_ms``.
+    * An ``acks=0`` produce gets no response; it is called only if the produce's connection
+      broke (a NETWORK_EXCEPTION response), which is also how the client learns that the
+      broker refused the produce (Kafka's broker closes the connection then, e.g. on
+      NOT_LEADER_OR_FOLLOWER, so that the client refreshes its metadata).
     """
 
     def send(self, broker_id: int, request: Any, on_response: Callable[[Any], None]) -> None: ...

@@ -66,7 +66,7 @@ import random
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from functools import partial
 
 from apis.produce import ProduceRequest, ProduceResponse
 from replica.errors import Errors
@@ -439,6 +439,16 @@ class Producer:
             self._partition_producer(msg.tp).enqueue([msg])
         self._leave()
 
+    def _disconnected(self, tps: list[TopicPartition], _response: object) -> None:
+        """An acks=0 produce got an answer: Kafka sends none, so this is its connection
+        breaking (lost on the network, or closed by the broker because the produce failed,
+        e.g. NOT_LEADER_OR_FOLLOWER): the partitions it carried look their leader up again
+        (a metadata refresh) before their next message is sent."""
+        self._enter()
+        for tp in tps:
+            self._partition_producers[tp].leader_lost()
+        self._leave()
+
     def _partition_producer(self, tp: TopicPartition) -> _PartitionProducer:
         pp = self._partition_producers.get(tp)
         if pp is None:
@@ -536,6 +546,13 @@ class _PartitionProducer:
         ):
             return None
         return self._output
+
+    def leader_lost(self) -> None:
+        """The connection to the leader broke: refresh metadata before sending on (unless a
+        refresh or a back-off is already under way)."""
+        if not self._blocked:
+            self._output = None
+            self._needs_refresh = True
 
     def enqueue(self, messages: list[_Message]) -> None:
         self._input.extend(messages)
@@ -733,7 +750,8 @@ class _BrokerProducer:
             )
         request = ProduceRequest(config.acks, config.ack_timeout_ms, records)
         if config.acks == 0:
-            producer._network.send(self._broker_id, request, _ignore_response)
+            tps = [batch.tp for batch in batches]
+            producer._network.send(self._broker_id, request, partial(producer._disconnected, tps))
             for batch in batches:
                 producer._finish_batch(batch, UNKNOWN_OFFSET, Errors.NONE)
             return
@@ -799,5 +817,3 @@ class _BrokerProducer:
         self._producer._retry(messages, error)
 
 
-def _ignore_response(_response: Any) -> None:
-    """acks=0: Kafka sends no response; if a transport delivers one anyway, drop it."""

@@ -17,7 +17,10 @@ Every request ends in exactly one ``on_response`` call, as the cluster's transpo
 requires: a message the network loses (an endpoint down, a connection broken while in flight)
 and a request dropped from a crashed broker's queue are answered with the request's
 NETWORK_EXCEPTION response. The one exception is an acks=0 produce, which gets no response, as
-in Kafka (only clients send those, and their contract allows it).
+in Kafka (only clients send those, and their contract allows it) -- unless it failed (e.g.
+NOT_LEADER_OR_FOLLOWER after a leader change): Kafka's broker then closes the connection so
+that the client refreshes its metadata, and here the client gets the NETWORK_EXCEPTION of a
+broken connection, one network trip after the broker answered.
 
 Measurements: each answered request is reported to the recorder
 (:meth:`sim.output.MetricsRecorder.request_completed`) with its round trip (send to response
@@ -38,7 +41,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
 
-from apis.api_table import api_of
+from apis.api_table import api_of, response_errors
 from apis.request_channel import Request, ResponseBody
 from cluster import Receiver, ResponseCallback, UnknownBrokerError, broker_node_name
 from replica.errors import Errors
@@ -202,9 +205,19 @@ class SimTransport:
             exchange.in_handler = False
 
     def _respond(self, exchange: Exchange, body: ResponseBody) -> None:
-        """The broker answered: send the response back to the request's source (nothing is
-        sent for an acks=0 produce: Kafka writes no response for it)."""
+        """The broker answered: send the response back to the request's source. Nothing is
+        sent for an acks=0 produce (Kafka writes no response for it) unless it failed: then
+        the broker closes the connection, which the client learns one network trip later as
+        the request's connection breaking (NETWORK_EXCEPTION), as with any broken
+        connection."""
         if not exchange.request.expects_response:
+            if any(error is not Errors.NONE for error in response_errors(body)):
+                self._network.send(
+                    self._node_names[exchange.destination],
+                    exchange.source,
+                    partial(self._lost, exchange),
+                    partial(self._lost, exchange),
+                )
             return
         if not exchange.in_handler:
             exchange.purgatory_us = self._sim.now - exchange.handled_us

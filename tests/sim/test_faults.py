@@ -213,3 +213,23 @@ def test_consumers_back_off_from_a_dead_broker_and_follow_the_new_leaders() -> N
     )
     e2e = messages.column("end_to_end_latency_us").filter(during).drop_null()
     assert len(e2e) > 150 and pc.max(e2e).as_py() < 500_000  # not until broker 0 is back
+
+
+def test_an_acks_0_producer_follows_a_leader_change() -> None:
+    """Its connection breaking (the leader crashed, or a former leader closed it after
+    refusing a produce) makes the acks=0 producer refresh its metadata: messages sent after
+    the failover reach the new leaders instead of being lost for the rest of the run."""
+    failure = {"type": "broker_failure", "broker": 0, "at": "1s"}
+    run = run_scenario(
+        small_scenario("producers[0].acks=0", "producers[0].rate=1000", faults=[failure])
+    )
+    messages = run.messages
+    late = pc.greater_equal(messages.column("sent_us"), 1_500_000)
+    late_delivered = pc.and_(late, pc.is_valid(messages.column("delivered_us")))
+    assert pc.sum(late_delivered).as_py() >= pc.sum(late).as_py() - 20  # in flight at the end
+    requests = run.requests
+    producer_metadata = pc.and_(
+        pc.equal(requests.column("api"), "Metadata"),
+        pc.equal(requests.column("client"), "producer-0"),
+    )
+    assert pc.sum(producer_metadata).as_py() >= 2

@@ -234,3 +234,21 @@ def test_every_bundled_scenario_runs(name: str) -> None:
     counts = run.summary["messages"]
     assert counts["sent"] > 100 and counts["failed"] == 0
     assert counts["delivered"] > counts["sent"] // 2
+
+
+def test_a_failed_acks_0_produce_closes_its_connection_a_successful_one_is_silent() -> None:
+    """Kafka's broker answers nothing to an acks=0 produce, but closes the connection when
+    it fails (here NOT_LEADER_OR_FOLLOWER from a follower), so that the client refreshes its
+    metadata: the client sees its connection break one network trip after the handling."""
+    sim, world, _ = built_world(small_scenario(**QUIET))
+    port = _tester(world)
+    answers: list[tuple[int, Any]] = []
+    _send_at(sim, port, 1_000, _produce(0), answers)  # to broker 0, the leader
+    sim.run_until(50_000)
+    assert answers == []
+    port.send(1, _produce(0, message_id=1), lambda response: answers.append((sim.now, response)))
+    sim.run_until(100_000)
+    [(t, response)] = answers
+    assert t == 50_000 + ONE_WAY_US + LOCAL_TIME_US + ONE_WAY_US
+    assert isinstance(response, ProduceResponse)
+    assert response.responses[EVENTS_0].error is Errors.NETWORK_EXCEPTION
