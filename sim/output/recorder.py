@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 __all__ = ["MESSAGES_SCHEMA", "REQUESTS_SCHEMA", "TIMESERIES_SCHEMA", "MetricsRecorder"]
@@ -237,55 +239,47 @@ class MetricsRecorder:
         return self._messages_table(), self._requests_table(), self._timeseries_table()
 
     def _messages_table(self) -> pa.Table:
-        row_of: dict[int, int] = {}
-        ids: list[int] = []
-        producers: list[str] = []
-        topics: list[str] = []
-        sent: list[int] = []
-        for message_id, t, producer, topic in zip(
-            self._sent_ids, self._sent_times, self._sent_producers, self._sent_topics, strict=True
-        ):
-            if message_id in row_of:
-                continue
-            row_of[message_id] = len(ids)
-            ids.append(message_id)
-            sent.append(t)
-            producers.append(producer)
-            topics.append(topic)
+        """The messages table, built from the columns with numpy: its peak memory is a few
+        arrays of 8 bytes per message, not a Python object per message and field."""
+        sent_ids = np.frombuffer(self._sent_ids, np.int64)
+        _, first_sends = np.unique(sent_ids, return_index=True)
+        order = np.sort(first_sends)  # one row per message, in sending order
+        ids = sent_ids[order]
         n = len(ids)
-        acked: list[int | None] = [None] * n
-        partition: list[int | None] = [None] * n
-        offset: list[int | None] = [None] * n
-        ack_error: list[int | None] = [None] * n
-        for message_id, t, part, off, error in zip(
-            self._acked_ids, self._acked_times, self._acked_partitions, self._acked_offsets,
-            self._acked_errors, strict=True,
-        ):  # fmt: skip
-            row = row_of.get(message_id)
-            if row is not None and acked[row] is None:
-                acked[row], partition[row], ack_error[row] = t, part, error
-                offset[row] = off if off >= 0 else None
-        delivered, deliveries = _first_times(self._delivered, row_of, n)
-        processed, _ = _first_times(self._processed, row_of, n)
-        committed, _ = _first_times(self._committed, row_of, n)
+        sorter = np.argsort(ids, kind="stable")
+        acked_rows, acked_first = _first_events(ids, sorter, self._acked_ids)
+        sent = np.frombuffer(self._sent_times, np.int64)[order]
+        acked = _at_rows(n, acked_rows, np.frombuffer(self._acked_times, np.int64)[acked_first])
+        partition = _at_rows(
+            n, acked_rows, np.frombuffer(self._acked_partitions, np.int64)[acked_first]
+        )
+        offsets = np.frombuffer(self._acked_offsets, np.int64)[acked_first]
+        offset = _at_rows(n, acked_rows[offsets >= 0], offsets[offsets >= 0])
+        ack_error = _at_rows(
+            n, acked_rows, np.frombuffer(self._acked_errors, np.int64)[acked_first]
+        )
+        delivered, deliveries = self._delivered.first_times(ids, sorter)
+        processed, _ = self._processed.first_times(ids, sorter)
+        committed, _ = self._committed.first_times(ids, sorter)
+        sent_column = (sent, np.zeros(n, np.bool_))
         columns = {
-            "message_id": ids,
-            "producer": producers,
-            "topic": topics,
-            "partition": partition,
-            "offset": offset,
-            "sent_us": sent,
-            "acked_us": acked,
-            "ack_error": ack_error,
-            "delivered_us": delivered,
-            "processed_us": processed,
-            "committed_us": committed,
-            "produce_latency_us": _differences(acked, sent),
-            "end_to_end_latency_us": _differences(delivered, sent),
-            "commit_latency_us": _differences(committed, processed),
-            "send_to_commit_latency_us": _differences(committed, sent),
-            "deliveries": deliveries,
-            "duplicate": [count > 1 for count in deliveries],
+            "message_id": pa.array(ids),
+            "producer": pa.array(self._sent_producers).take(pa.array(order)),
+            "topic": pa.array(self._sent_topics).take(pa.array(order)),
+            "partition": _arrow(partition, pa.int32()),
+            "offset": _arrow(offset, pa.int64()),
+            "sent_us": pa.array(sent),
+            "acked_us": _arrow(acked, pa.int64()),
+            "ack_error": _arrow(ack_error, pa.int16()),
+            "delivered_us": _arrow(delivered, pa.int64()),
+            "processed_us": _arrow(processed, pa.int64()),
+            "committed_us": _arrow(committed, pa.int64()),
+            "produce_latency_us": _arrow(_difference(acked, sent_column), pa.int64()),
+            "end_to_end_latency_us": _arrow(_difference(delivered, sent_column), pa.int64()),
+            "commit_latency_us": _arrow(_difference(committed, processed), pa.int64()),
+            "send_to_commit_latency_us": _arrow(_difference(committed, sent_column), pa.int64()),
+            "deliveries": pa.array(deliveries, pa.int32()),
+            "duplicate": pa.array(deliveries > 1),
         }
         return pa.Table.from_pydict(columns, schema=MESSAGES_SCHEMA)
 
@@ -334,6 +328,17 @@ class _EventColumns:
         self.ids.extend(message_ids)
         self.times.extend(array("q", (t,)) * len(message_ids))
 
+    def first_times(
+        self, ids: np.ndarray[Any, np.dtype[np.int64]], sorter: np.ndarray[Any, np.dtype[np.intp]]
+    ) -> tuple[Column, np.ndarray[Any, np.dtype[np.int64]]]:
+        """Per row of ``ids`` (see :func:`_first_events`): the time of its first event (in
+        the order recorded; null without one) and how many events it had."""
+        known, rows = _event_rows(ids, sorter, self.ids)
+        unique_rows, first = np.unique(rows, return_index=True)
+        times = np.frombuffer(self.times, np.int64)[known[first]]
+        counts = np.bincount(rows, minlength=len(ids))
+        return _at_rows(len(ids), unique_rows, times), counts
+
     def add_columns(self, message_ids: Sequence[int], times: Sequence[int]) -> None:
         """``message_ids[i]`` at ``times[i]``."""
         if len(message_ids) != len(times):
@@ -342,24 +347,55 @@ class _EventColumns:
         self.times.extend(times)
 
 
-def _first_times(
-    events: _EventColumns, row_of: dict[int, int], n: int
-) -> tuple[list[int | None], list[int]]:
-    """First event time per message row (in the order recorded), and how many events each
-    row had."""
-    first: list[int | None] = [None] * n
-    counts = [0] * n
-    for message_id, t in zip(events.ids, events.times, strict=True):
-        row = row_of.get(message_id)
-        if row is None:
-            continue
-        if first[row] is None:
-            first[row] = t
-        counts[row] += 1
-    return first, counts
+Column = tuple["np.ndarray[Any, np.dtype[np.int64]]", "np.ndarray[Any, np.dtype[np.bool_]]"]
+"""A nullable integer column: (values, null mask)."""
 
 
-def _differences(
-    later: list[int | None], earlier: list[int] | list[int | None]
-) -> list[int | None]:
-    return [None if b is None or a is None else b - a for b, a in zip(later, earlier, strict=True)]
+def _event_rows(
+    ids: np.ndarray[Any, np.dtype[np.int64]],
+    sorter: np.ndarray[Any, np.dtype[np.intp]],
+    event_ids: array[int],
+) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
+    """The events of ``event_ids`` whose message has a row in ``ids`` (``sorter`` sorts
+    ``ids``): their indices, in recorded order, and their rows."""
+    events = np.frombuffer(event_ids, np.int64)
+    if len(ids) == 0 or len(events) == 0:
+        empty = np.zeros(0, np.intp)
+        return empty, empty
+    rows = sorter[np.searchsorted(ids, events, sorter=sorter).clip(max=len(ids) - 1)]
+    known = np.flatnonzero(ids[rows] == events)
+    return known, rows[known]
+
+
+def _first_events(
+    ids: np.ndarray[Any, np.dtype[np.int64]],
+    sorter: np.ndarray[Any, np.dtype[np.intp]],
+    event_ids: array[int],
+) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
+    """Each row of ``ids`` that has an event in ``event_ids`` once, and the index of its
+    first event."""
+    known, rows = _event_rows(ids, sorter, event_ids)
+    unique_rows, first = np.unique(rows, return_index=True)
+    return unique_rows, known[first]
+
+
+def _at_rows(
+    n: int, rows: np.ndarray[Any, np.dtype[np.intp]], values: np.ndarray[Any, Any]
+) -> Column:
+    """A column of ``n`` rows: ``values`` at ``rows``, null elsewhere."""
+    column = np.zeros(n, np.int64)
+    column[rows] = values
+    nulls = np.ones(n, np.bool_)
+    nulls[rows] = False
+    return column, nulls
+
+
+def _difference(later: Column, earlier: Column) -> Column:
+    return later[0] - earlier[0], later[1] | earlier[1]
+
+
+def _arrow(column: Column, kind: pa.DataType) -> pa.Array:
+    values, nulls = column
+    return pa.array(values, type=kind, mask=nulls)
+
+
