@@ -40,7 +40,7 @@ from replica.fetch_session_handler import (
     INVALID_SESSION_ID,
     FetchMetadata,
 )
-from replica.types import FetchPartitionData, PartitionFetchInfo, TopicPartition
+from replica.types import UNKNOWN_OFFSET, FetchPartitionData, PartitionFetchInfo, TopicPartition
 
 __all__ = [
     "FINAL_EPOCH",
@@ -75,9 +75,16 @@ class CachedPartition:
             or data.last_stable_offset != self.last_stable_offset
             or data.log_start_offset != self.log_start_offset
         )
-        self.high_watermark = data.high_watermark
-        self.last_stable_offset = data.last_stable_offset
-        self.log_start_offset = data.log_start_offset
+        if data.error is Errors.NONE and data.diverging_epoch is None:
+            self.high_watermark = data.high_watermark
+            self.last_stable_offset = data.last_stable_offset
+            self.log_start_offset = data.log_start_offset
+        else:
+            # A fetcher ignores the offsets of a partition in error or that must truncate to a
+            # diverging epoch, so none of them counts as sent: the next plain answer must
+            # carry them, or a quiet partition's follower would keep a stale high watermark
+            # (Kafka's error responses carry -1 for all three, with the same effect).
+            self.high_watermark = self.last_stable_offset = self.log_start_offset = UNKNOWN_OFFSET
         return news or not incremental
 
 

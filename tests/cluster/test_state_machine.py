@@ -68,3 +68,23 @@ TestFourBrokersRf2MinIsr1.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def test_a_follower_that_truncated_to_a_diverging_epoch_still_learns_the_high_watermark() -> None:
+    """Found by the machine: a follower in a fetch session whose response told it to truncate
+    (it had been leader for an epoch that wrote nothing) ignores that response's high
+    watermark, so the leader's session must not count it as sent; before the fix the quiet
+    partition's follower kept a high watermark of 0 for ever."""
+    machine = ClusterStateMachine()
+    machine.deliver_follower_fetch_round()
+    machine.cluster.stop_broker(0)
+    machine.stopped.add(0)
+    machine.deliver_follower_fetch_round()
+    machine.replication_converges()
+    machine.produce(0, -1, 1, 0)
+    machine.deliver_follower_fetch_round()
+    tp = machine.partitions[0]
+    machine.cluster.elect_leader(tp, 2)
+    machine.cluster.elect_leader(tp, 1)
+    machine.replication_converges()
+    assert machine.cluster.broker(2).replica_manager.high_watermark(tp) == 1
