@@ -3,6 +3,7 @@
 The project's packages stack up as ``docs/architecture.md`` draws them::
 
     msgqueue       the message queue (a purgatory user: it may import purgatory only)
+    consume_proxy  beside msgqueue: the consume proxy (purgatory, and replica's types)
     sim            the simulator (inside it: core < clients < scenario | output < world < ...)
     kafka_server   beside sim: the wire-protocol server real Kafka clients connect to
     cluster        the in-process broker cluster
@@ -35,11 +36,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("apis",),
     ("cluster",),
     ("kafka_server", "sim"),
-    ("msgqueue",),
+    ("msgqueue", "consume_proxy"),
 )
 """The project's top-level packages, bottom first; one tuple per floor."""
 
-SERVICES: dict[str, frozenset[str]] = {"msgqueue": frozenset({"purgatory"})}
+SERVICES: dict[str, frozenset[str]] = {
+    "msgqueue": frozenset({"purgatory"}),
+    "consume_proxy": frozenset({"purgatory", "replica"}),
+}
 """The purgatory's users on the top floor, and the only project packages each may import:
 the floors between ``purgatory`` and them are not theirs to use."""
 
