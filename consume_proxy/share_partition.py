@@ -159,7 +159,8 @@ class SharePartition:
 
     def acquire(self) -> Record | None:
         """Hand out the lowest AVAILABLE record: it becomes PENDING under a new lease.
-        None if no record is available."""
+        None if no record is available. A :class:`~consume_proxy.DelayedRead` calls it (and
+        the proxy logs the hand-out); callers go through ``ConsumeProxy.read``."""
         if not self._available:
             return None
         record = self._records[self._available.pop(0)]

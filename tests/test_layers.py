@@ -42,7 +42,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 SERVICES: dict[str, frozenset[str]] = {
     "msgqueue": frozenset({"purgatory"}),
-    "consume_proxy": frozenset({"purgatory", "replica"}),
+    # The core needs purgatory and replica's TopicPartition; cluster_feed, the adapter to the
+    # in-process cluster, its Client and the response types.
+    "consume_proxy": frozenset({"purgatory", "replica", "apis", "cluster"}),
 }
 """The purgatory's users on the top floor, and the only project packages each may import:
 the floors between ``purgatory`` and them are not theirs to use."""
@@ -247,7 +249,10 @@ def test_no_import_cycle_between_packages() -> None:
     ],
 )
 def test_the_check_catches_a_back_import(
-    layers: tuple[tuple[str, ...], ...], module: str, target: str, expected: str,
+    layers: tuple[tuple[str, ...], ...],
+    module: str,
+    target: str,
+    expected: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(GRAPH, module, GRAPH[module] | {target})
@@ -257,3 +262,16 @@ def test_the_check_catches_a_back_import(
 
 def test_the_check_catches_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_consume_proxy_core_needs_no_kafka_client() -> None:
+    # Only the adapter (consume_proxy.cluster_feed) talks to the cluster; the core, and the
+    # package's __init__, stay on purgatory and replica's types.
+    found = [
+        f"{module} imports {target}"
+        for module, targets in sorted(GRAPH.items())
+        if module.split(".")[0] == "consume_proxy" and module != "consume_proxy.cluster_feed"
+        for target in sorted(targets)
+        if target.split(".")[0] not in {"consume_proxy", "purgatory", "replica"}
+    ]
+    assert found == []
