@@ -3,7 +3,8 @@
 The project's packages stack up as ``docs/architecture.md`` draws them::
 
     msgqueue       the message queue (a purgatory user: it may import purgatory only)
-    consume_proxy  beside msgqueue: the consume proxy (purgatory, and replica's types)
+    consume_proxy  beside msgqueue: the consume proxy (purgatory, replica's types; its
+                   cluster adapter also apis and cluster)
     sim            the simulator (inside it: core < clients < scenario | output < world < ...)
     kafka_server   beside sim: the wire-protocol server real Kafka clients connect to
     cluster        the in-process broker cluster
@@ -249,10 +250,7 @@ def test_no_import_cycle_between_packages() -> None:
     ],
 )
 def test_the_check_catches_a_back_import(
-    layers: tuple[tuple[str, ...], ...],
-    module: str,
-    target: str,
-    expected: str,
+    layers: tuple[tuple[str, ...], ...], module: str, target: str, expected: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(GRAPH, module, GRAPH[module] | {target})
