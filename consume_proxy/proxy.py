@@ -159,9 +159,13 @@ class ConsumeProxy:
     def read(self, timeout: int, callback: Callable[[Record | None], object]) -> DelayedRead:
         """Read(timeout): ``callback`` gets the next eligible record of a served partition as
         soon as there is one, or None after ``timeout`` time units (0: answer at once).
-        Returns the waiting operation (``cancel()`` drops it without a callback)."""
+        Returns the waiting operation (``cancel()`` drops it without a callback). Raises
+        UnknownPartitionError if no partition is served, and purgatory's InvalidTimeoutError
+        unless ``timeout`` is an int >= 0."""
         count = len(self._order)
-        first = self._next % count if count else 0
+        if not count:
+            raise UnknownPartitionError("this proxy serves no partition yet: nothing to read")
+        first = self._next % count
         partitions = self._order[first:] + self._order[:first]
         read = DelayedRead(self, partitions, timeout, callback)
         if timeout == 0:

@@ -122,12 +122,6 @@ class SharePartition:
             return RecordState.COMMITTED
         return self._get(offset).state
 
-    def delivery_count(self, offset: int) -> int:
-        """How many times the record at ``offset`` has been handed out (0 once committed)."""
-        if offset < self.start_offset:
-            return 0
-        return self._get(offset).delivery_count
-
     def lease_deadline(self, offset: int) -> int | None:
         """When the lease of the record at ``offset`` ends, or None unless it is PENDING."""
         if offset < self.start_offset:
@@ -206,11 +200,6 @@ class SharePartition:
                 self._move(record, RecordState.COMMITTED)
         self.start_offset = position
         return position
-
-    def close(self) -> None:
-        """Drop every lease (the partition is no longer served)."""
-        for record in self._records.values():
-            TimerTask.cancel(record)
 
     # -- internals ----------------------------------------------------------------------------
 

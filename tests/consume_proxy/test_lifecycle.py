@@ -112,11 +112,12 @@ class ProxyMachine(RuleBasedStateMachine):
             self.holder[key] = (self.holder[key][0], self.now + LEASE)
             return
         # The model first: a cancel hands the record to a waiting read inside the call.
+        ended = self.holder[key][0]
         self._ended(key)
         if action == "acknowledge":
             self.acked.add(key)
         getattr(self.proxy, action)(*key, delivery)
-        if action == "reject" or (action == "cancel" and self.deliveries[key] >= LIMIT):
+        if action == "reject" or (action == "cancel" and ended >= LIMIT):
             assert key in self.archived
 
     @precondition(lambda self: self.stale)

@@ -208,6 +208,8 @@ def test_bad_settings_are_refused(kwargs: dict[str, object]) -> None:
 
 def test_bad_assignments_are_refused() -> None:
     proxy = ConsumeProxy()
+    with pytest.raises(UnknownPartitionError, match="serves no partition"):
+        proxy.read(10, lambda record: None)
     with pytest.raises(InvalidProxyConfigError, match="start_offset"):
         proxy.assign(TP, -1)
     proxy.assign(TP, 0)
