@@ -3,6 +3,8 @@
 The project's packages stack up as ``docs/architecture.md`` draws them::
 
     msgqueue       the message queue (a purgatory user: it may import purgatory only)
+    consume_proxy  beside msgqueue: the consume proxy (purgatory, replica's types; its
+                   cluster adapter also apis and cluster)
     sim            the simulator (inside it: core < clients < scenario | output < world < ...)
     kafka_server   beside sim: the wire-protocol server real Kafka clients connect to
     cluster        the in-process broker cluster
@@ -35,11 +37,16 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("apis",),
     ("cluster",),
     ("kafka_server", "sim"),
-    ("msgqueue",),
+    ("msgqueue", "consume_proxy"),
 )
 """The project's top-level packages, bottom first; one tuple per floor."""
 
-SERVICES: dict[str, frozenset[str]] = {"msgqueue": frozenset({"purgatory"})}
+SERVICES: dict[str, frozenset[str]] = {
+    "msgqueue": frozenset({"purgatory"}),
+    # The core needs purgatory and replica's TopicPartition; cluster_feed, the adapter to the
+    # in-process cluster, its Client and the response types.
+    "consume_proxy": frozenset({"purgatory", "replica", "apis", "cluster"}),
+}
 """The purgatory's users on the top floor, and the only project packages each may import:
 the floors between ``purgatory`` and them are not theirs to use."""
 
@@ -253,3 +260,16 @@ def test_the_check_catches_a_back_import(
 
 def test_the_check_catches_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_consume_proxy_core_needs_no_kafka_client() -> None:
+    # Only the adapter (consume_proxy.cluster_feed) talks to the cluster; the core, and the
+    # package's __init__, stay on purgatory and replica's types.
+    found = [
+        f"{module} imports {target}"
+        for module, targets in sorted(GRAPH.items())
+        if module.split(".")[0] == "consume_proxy" and module != "consume_proxy.cluster_feed"
+        for target in sorted(targets)
+        if target.split(".")[0] not in {"consume_proxy", "purgatory", "replica"}
+    ]
+    assert found == []

@@ -14,7 +14,16 @@ ROOT = Path(__file__).resolve().parent.parent
 FIND = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"][
     "find"
 ]
-LIBRARIES = ("purgatory", "replica", "coordinator", "apis", "cluster", "sim", "msgqueue")
+LIBRARIES = (
+    "purgatory",
+    "replica",
+    "coordinator",
+    "apis",
+    "cluster",
+    "sim",
+    "msgqueue",
+    "consume_proxy",
+)
 
 
 def _is_bench(dotted: str) -> bool:

@@ -1,0 +1,48 @@
+"""consume_proxy: the consume proxy of seed 001 (Read / Acknowledge / Cancel over Kafka).
+
+A sans-IO core on the purgatory: per-partition state maps with leases on the timing wheel
+(:class:`SharePartition`), reads as delayed operations woken by new data, cancels and lease
+expiries (:class:`ConsumeProxy`), and the internal log's entries and commit rule
+(:class:`StateLog`). Time is an integer passed in. See docs/proxy.md.
+"""
+
+from consume_proxy.errors import (
+    InvalidProxyConfigError,
+    InvalidRecordStateError,
+    LeaseExpiredError,
+    OffsetOutOfRangeError,
+    ProxyError,
+    RecordNotHandedOutError,
+    UnknownPartitionError,
+)
+from consume_proxy.proxy import (
+    DEFAULT_DELIVERY_COUNT_LIMIT,
+    DEFAULT_LEASE_DURATION,
+    ConsumeProxy,
+    DelayedRead,
+)
+from consume_proxy.record_state import FINISHED, TRANSITIONS, Record, RecordState
+from consume_proxy.share_partition import SharePartition
+from consume_proxy.state_log import LogEntry, LogEntryKind, StateLog
+
+__all__ = [
+    "DEFAULT_DELIVERY_COUNT_LIMIT",
+    "DEFAULT_LEASE_DURATION",
+    "FINISHED",
+    "TRANSITIONS",
+    "ConsumeProxy",
+    "DelayedRead",
+    "InvalidProxyConfigError",
+    "InvalidRecordStateError",
+    "LeaseExpiredError",
+    "LogEntry",
+    "LogEntryKind",
+    "OffsetOutOfRangeError",
+    "ProxyError",
+    "Record",
+    "RecordNotHandedOutError",
+    "RecordState",
+    "SharePartition",
+    "StateLog",
+    "UnknownPartitionError",
+]

@@ -1,0 +1,271 @@
+"""SharePartition: the state map of one partition the proxy serves.
+
+The map covers the offsets from the partition's commit position (everything before it is
+COMMITTED and forgotten) to the end of what has been fetched. Each fetched record has an
+:class:`~consume_proxy.RecordState`, a delivery count and, while PENDING, a lease: a
+:class:`~purgatory.TimerTask` on the proxy's timing wheel at ``now + lease_duration``. With
+the wheel's tick of 1 a lease expires exactly at its deadline (the first advance to a time >=
+the deadline), never before.
+
+When a delivery ends without an acknowledgement (Cancel or expiry) the record becomes
+AVAILABLE again, unless its delivery count has reached ``delivery_count_limit``: then it is
+ARCHIVED and handed to ``on_archive`` (a dead-letter sink, KIP-932's archiving, SQS's
+redrive). Each time a record becomes AVAILABLE again ``on_available`` is called, so that the
+proxy can wake waiting reads.
+
+A request names a delivery optionally: ``delivery`` is the delivery count the reader was
+given. With it, an acknowledgement from a reader whose lease expired is refused even when the
+record has since been handed to someone else; without it (the seed's Acknowledge(topic,
+partition, offset)) the current delivery is meant.
+
+Offsets that were never fetched inside the map (a compacted topic's holes, transaction
+markers) hold no record; the commit passes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sortedcontainers import SortedSet  # type: ignore[import-untyped]  # ships no type hints
+
+from consume_proxy.errors import (
+    InvalidRecordStateError,
+    LeaseExpiredError,
+    OffsetOutOfRangeError,
+    RecordNotHandedOutError,
+)
+from consume_proxy.record_state import FINISHED, TRANSITIONS, Record, RecordState
+from purgatory.contiguous import contiguous_end
+from purgatory.timing_wheel import TimerTask, TimingWheel
+from replica.types import TopicPartition
+
+__all__ = ["SharePartition"]
+
+_AVAILABLE = RecordState.AVAILABLE
+_PENDING = RecordState.PENDING
+
+
+class _InFlight(TimerTask):
+    """One fetched, uncommitted record; the TimerTask is its lease while it is PENDING."""
+
+    __slots__ = ("delivery_count", "key", "offset", "owner", "state", "value")
+
+    def __init__(
+        self, owner: SharePartition, offset: int, key: bytes | None, value: bytes | None
+    ) -> None:
+        super().__init__()
+        self.owner = owner
+        self.offset = offset
+        self.key = key
+        self.value = value
+        self.state = _AVAILABLE
+        self.delivery_count = 0
+
+    def run(self) -> None:
+        """The lease expired."""
+        self.owner._end_delivery(self)
+
+
+class _Finished:
+    """The offsets the commit may pass, seen as a container: finished records and holes."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: dict[int, _InFlight]) -> None:
+        self._records = records
+
+    def __contains__(self, offset: object) -> bool:
+        record = self._records.get(offset)  # type: ignore[call-overload]
+        return record is None or record.state in FINISHED
+
+
+class SharePartition:
+    """The state map of one partition (see the module docstring).
+
+    ``start_offset`` is the partition's committed position (the next offset to read).
+    ``timer`` is the wheel leases are scheduled on; ``now()`` the current time.
+    """
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        start_offset: int,
+        *,
+        timer: TimingWheel,
+        now: Callable[[], int],
+        lease_duration: int,
+        delivery_count_limit: int,
+        on_available: Callable[[TopicPartition], object],
+        on_archive: Callable[[Record], object],
+        on_delivery_end: Callable[[TopicPartition, int, int], object],
+    ) -> None:
+        self.tp = tp
+        self.start_offset = start_offset
+        self.end_offset = start_offset
+        self._timer = timer
+        self._now = now
+        self.lease_duration = lease_duration
+        self.delivery_count_limit = delivery_count_limit
+        self._on_available = on_available
+        self._on_archive = on_archive
+        self._on_delivery_end = on_delivery_end
+        self._records: dict[int, _InFlight] = {}
+        self._available: SortedSet = SortedSet()
+        self._finished = _Finished(self._records)
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def state(self, offset: int) -> RecordState:
+        """The state of the record at ``offset``; raises OffsetOutOfRangeError past the end
+        and RecordNotHandedOutError for a hole."""
+        if offset < self.start_offset:
+            return RecordState.COMMITTED
+        return self._get(offset).state
+
+    def lease_deadline(self, offset: int) -> int | None:
+        """When the lease of the record at ``offset`` ends, or None unless it is PENDING."""
+        if offset < self.start_offset:
+            return None
+        record = self._get(offset)
+        return record.deadline if record.state is _PENDING else None
+
+    @property
+    def has_available(self) -> bool:
+        """True if a Read could be given a record now."""
+        return bool(self._available)
+
+    def committable_offset(self) -> int:
+        """The data topic's commit position: the end of the contiguous finished prefix."""
+        return contiguous_end(self._finished, self.start_offset - 1, self.end_offset - 1) + 1
+
+    # -- changes ------------------------------------------------------------------------------
+
+    def append(self, offset: int, key: bytes | None, value: bytes | None) -> None:
+        """Add a fetched record at ``offset`` (>= :attr:`end_offset`) as AVAILABLE."""
+        if offset < self.end_offset:
+            raise OffsetOutOfRangeError(
+                f"{self.tp}: records must be appended in offset order; got offset {offset}, "
+                f"expected >= {self.end_offset}"
+            )
+        self._records[offset] = _InFlight(self, offset, key, value)
+        self._available.add(offset)
+        self.end_offset = offset + 1
+
+    def acquire(self) -> Record | None:
+        """Hand out the lowest AVAILABLE record: it becomes PENDING under a new lease.
+        None if no record is available. A :class:`~consume_proxy.DelayedRead` calls it (and
+        the proxy logs the hand-out); callers go through ``ConsumeProxy.read``."""
+        if not self._available:
+            return None
+        record = self._records[self._available.pop(0)]
+        self._move(record, _PENDING)
+        record.delivery_count += 1
+        self._timer.add(record, self._now() + self.lease_duration)
+        return self._record(record)
+
+    def acknowledge(self, offset: int, delivery: int | None = None) -> Record:
+        """Acknowledge the current delivery of ``offset``: PENDING -> ACKNOWLEDGED."""
+        record = self._leased(offset, delivery, "acknowledge")
+        TimerTask.cancel(record)
+        self._move(record, RecordState.ACKNOWLEDGED)
+        return self._record(record)
+
+    def release(self, offset: int, delivery: int | None = None) -> None:
+        """Cancel the current delivery of ``offset``: eligible again at once (or archived at
+        the delivery-count limit)."""
+        self._end_delivery(self._leased(offset, delivery, "cancel"))
+
+    def reject(self, offset: int, delivery: int | None = None) -> None:
+        """Give up on ``offset`` for good: PENDING -> ARCHIVED (to the dead-letter sink)."""
+        record = self._leased(offset, delivery, "reject")
+        TimerTask.cancel(record)
+        self._on_delivery_end(self.tp, offset, record.delivery_count)
+        self._archive(record)
+
+    def renew(self, offset: int, delivery: int | None = None) -> int:
+        """Restart the lease of ``offset`` from now; returns the new deadline."""
+        record = self._leased(offset, delivery, "renew")
+        self._timer.reschedule(record, self._now() + self.lease_duration)
+        return record.deadline
+
+    def commit(self) -> int | None:
+        """Move the commit position to :meth:`committable_offset` and forget the records it
+        passes; returns the new position, or None if it did not move."""
+        position = self.committable_offset()
+        if position == self.start_offset:
+            return None
+        for offset in range(self.start_offset, position):
+            record = self._records.pop(offset, None)
+            if record is not None:
+                self._move(record, RecordState.COMMITTED)
+        self.start_offset = position
+        return position
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _get(self, offset: int) -> _InFlight:
+        record = self._records.get(offset)
+        if record is None:
+            if offset >= self.end_offset:
+                raise OffsetOutOfRangeError(
+                    f"{self.tp}: offset {offset} has not been fetched (the proxy has offsets "
+                    f"{self.start_offset} to {self.end_offset - 1})"
+                )
+            raise RecordNotHandedOutError(f"{self.tp}: offset {offset} holds no record")
+        return record
+
+    def _leased(self, offset: int, delivery: int | None, action: str) -> _InFlight:
+        """The PENDING record at ``offset`` whose current delivery is ``delivery``, or the
+        error saying why there is none."""
+        if offset < self.start_offset:
+            raise InvalidRecordStateError(
+                f"cannot {action} {self.tp} offset {offset}: it is committed already"
+            )
+        record = self._get(offset)
+        where = f"cannot {action} {self.tp} offset {offset}"
+        if record.delivery_count == 0:
+            raise RecordNotHandedOutError(f"{where}: it was never handed out")
+        if delivery is not None and delivery != record.delivery_count:
+            raise LeaseExpiredError(
+                f"{where}: delivery {delivery} ended (its lease expired or it was "
+                f"cancelled); the record is now on delivery {record.delivery_count}"
+            )
+        if record.state is _AVAILABLE:
+            raise LeaseExpiredError(
+                f"{where}: its lease expired or it was cancelled; it is available again"
+            )
+        if record.state is not _PENDING:
+            raise InvalidRecordStateError(f"{where}: it is {record.state.value} already")
+        return record
+
+    def _end_delivery(self, record: _InFlight) -> None:
+        """A delivery ended without an acknowledgement (Cancel, or the lease expired)."""
+        TimerTask.cancel(record)
+        self._on_delivery_end(self.tp, record.offset, record.delivery_count)
+        if record.delivery_count >= self.delivery_count_limit:
+            self._archive(record)
+            return
+        self._move(record, _AVAILABLE)
+        self._available.add(record.offset)
+        self._on_available(self.tp)
+
+    def _archive(self, record: _InFlight) -> None:
+        self._move(record, RecordState.ARCHIVED)
+        self._on_archive(self._record(record))
+
+    @staticmethod
+    def _move(record: _InFlight, to: RecordState) -> None:
+        if to not in TRANSITIONS[record.state]:
+            raise AssertionError(f"offset {record.offset}: {record.state} -> {to} is not allowed")
+        record.state = to
+
+    def _record(self, record: _InFlight) -> Record:
+        return Record(
+            self.tp.topic,
+            self.tp.partition,
+            record.offset,
+            record.key,
+            record.value,
+            record.delivery_count,
+            record.deadline,
+        )

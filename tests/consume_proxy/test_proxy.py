@@ -1,0 +1,137 @@
+"""ConsumeProxy: long-polling reads, their wake-ups, and the log topic's commit rule."""
+
+from __future__ import annotations
+
+from consume_proxy import ConsumeProxy, LogEntryKind, Record
+from replica.types import TopicPartition
+
+A = TopicPartition("data", 0)
+B = TopicPartition("data", 1)
+
+
+def proxy(*partitions: TopicPartition, lease: int = 10) -> ConsumeProxy:
+    p = ConsumeProxy(lease_duration=lease, delivery_count_limit=3)
+    for tp in partitions:
+        p.assign(tp, 0)
+    return p
+
+
+def offsets(got: list[Record | None]) -> list[int | None]:
+    return [None if r is None else r.offset for r in got]
+
+
+def test_a_waiting_read_completes_on_new_data() -> None:
+    p = proxy(A)
+    got: list[Record | None] = []
+    p.read(100, got.append)
+    p.advance(5)
+    assert got == []
+    p.append(A, 0, None, b"x")
+    assert offsets(got) == [0]
+    assert got[0] is not None and got[0].lease_deadline == 15
+
+
+def test_a_waiting_read_ends_empty_at_its_timeout() -> None:
+    p = proxy(A)
+    got: list[Record | None] = []
+    p.read(100, got.append)
+    p.advance(99)
+    assert got == []
+    p.advance(100)
+    assert got == [None]
+
+
+def test_each_record_goes_to_exactly_one_of_many_waiting_reads_in_arrival_order() -> None:
+    p = proxy(A, lease=1000)
+    got: list[tuple[int, Record | None]] = []
+    for reader in range(3):
+        p.read(100, lambda r, reader=reader: got.append((reader, r)))
+    p.append(A, 0, None, b"x")
+    p.append(A, 1, None, b"y")
+    assert [(reader, r.offset) for reader, r in got if r is not None] == [(0, 0), (1, 1)]
+    p.advance(100)
+    assert got[-1] == (2, None)
+
+
+def test_a_cancel_wakes_a_waiting_read() -> None:
+    p = proxy(A)
+    p.append(A, 0, None, b"x")
+    first: list[Record | None] = []
+    p.read(0, first.append)
+    waiting: list[Record | None] = []
+    p.read(100, waiting.append)
+    assert waiting == []
+    p.cancel(A, 0)
+    assert [(r.offset, r.delivery_count) for r in waiting if r] == [(0, 2)]
+
+
+def test_a_lease_expiry_wakes_a_waiting_read_at_the_deadline() -> None:
+    p = proxy(A, lease=10)
+    p.append(A, 0, None, b"x")
+    p.read(0, lambda r: None)
+    waiting: list[Record | None] = []
+    p.read(100, waiting.append)
+    p.advance(9)
+    assert waiting == []
+    p.advance(10)
+    assert offsets(waiting) == [0]
+    assert p.next_deadline() == 20  # the new lease (the read is done)
+
+
+def test_reads_take_the_partitions_round_robin() -> None:
+    p = proxy(A, B)
+    for offset in range(2):
+        p.append(A, offset, None, None)
+        p.append(B, offset, None, None)
+    got: list[Record | None] = []
+    for _ in range(4):
+        p.read(0, got.append)
+    assert [(r.partition, r.offset) for r in got if r] == [(0, 0), (1, 0), (0, 1), (1, 1)]
+
+
+def test_a_dropped_read_gets_no_callback_and_takes_nothing() -> None:
+    p = proxy(A)
+    got: list[Record | None] = []
+    p.read(100, got.append).cancel()
+    p.append(A, 0, None, None)
+    assert got == []
+    assert p.partition(A).has_available
+
+
+def test_every_pending_and_acknowledge_is_written_to_the_log() -> None:
+    p = proxy(A)
+    p.append(A, 0, None, None)
+    p.read(0, lambda r: None)
+    p.acknowledge(A, 0)
+    assert [(e.position, e.kind, e.offset, e.delivery) for e in p.poll_log()] == [
+        (0, LogEntryKind.PENDING, 0, 1),
+        (1, LogEntryKind.ACKNOWLEDGED, 0, 1),
+    ]
+    assert p.poll_log() == []
+
+
+def test_the_log_commit_waits_for_pending_deliveries_to_end() -> None:
+    p = proxy(A, lease=10)
+    p.append(A, 0, None, None)
+    p.append(A, 1, None, None)
+    p.read(0, lambda r: None)  # log 0: pending offset 0
+    p.read(0, lambda r: None)  # log 1: pending offset 1
+    p.cancel(A, 1)  # delivery of offset 1 ended
+    assert p.log.commit() is None  # log 0's delivery is still pending
+    p.advance(10)  # offset 0's lease expires
+    assert p.log.commit() == 2
+
+
+def test_the_log_commit_waits_for_acknowledged_records_to_be_committed() -> None:
+    p = proxy(A)
+    p.append(A, 0, None, None)
+    p.append(A, 1, None, None)
+    p.read(0, lambda r: None)  # log 0: pending 0
+    p.read(0, lambda r: None)  # log 1: pending 1
+    p.acknowledge(A, 1)  # log 2: ack 1 (ends log 1's delivery)
+    assert p.commit() == {}  # offset 0 is pending: the data topic cannot pass it
+    assert p.log.commit() is None
+    p.acknowledge(A, 0)  # log 3: ack 0
+    assert p.log.commit() == 2  # both pendings ended; the acks wait for the data commit
+    assert p.commit() == {A: 2}
+    assert p.log.commit() == 4
