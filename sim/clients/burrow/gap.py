@@ -14,10 +14,12 @@ after the last processed message.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Mapping
 
 import attrs
 
+# Burrow's name for the project's one gap-detection function (the consume proxy uses it too).
+from purgatory.contiguous import contiguous_end as committable_sequence
 from replica.types import TopicPartition
 
 __all__ = ["MessageInfo", "commit_positions", "committable_sequence", "sequences_to_offsets"]
@@ -30,23 +32,6 @@ class MessageInfo:
     tp: TopicPartition
     offset: int
     message_id: int
-
-
-def committable_sequence(
-    processed: Container[int], last_committed: int, high_watermark: int
-) -> int:
-    """Highest ``s <= high_watermark`` such that every sequence in ``(last_committed, s]`` is
-    in ``processed``; ``last_committed`` itself when ``last_committed + 1`` is not processed.
-
-    ``last_committed`` is -1 before the first commit. The result is never below
-    ``last_committed`` and never above ``max(last_committed, high_watermark)``.
-    """
-    committable = last_committed
-    seq = last_committed + 1
-    while seq <= high_watermark and seq in processed:
-        committable = seq
-        seq += 1
-    return committable
 
 
 def sequences_to_offsets(
