@@ -312,12 +312,15 @@ class KafkaApis:
                 return
             from_follower = body.replica_id >= 0
             fetch_manager = self.fetch_manager
+            # The clock read through a local name: compiled, ``self.replica_manager.clock()``
+            # (a property returning a callable, then called) raised "int object expected".
+            clock = self.replica_manager.clock
             context = fetch_manager.new_context(
                 FetchMetadata(body.session_id, body.session_epoch),
                 body.fetch_data,
                 body.forgotten,
                 from_follower,
-                self.replica_manager.clock(),
+                clock(),
             )
             if context.error is not Errors.NONE:  # a session error: nothing is fetched
                 respond(FetchResponse(context.error, {}))
@@ -338,7 +341,7 @@ class KafkaApis:
                         tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
                     }
                 session_id, responses = fetch_manager.response_data(
-                    context, responses, self.replica_manager.clock()
+                    context, responses, clock()
                 )
                 respond(FetchResponse(Errors.NONE, responses, session_id=session_id))
 
