@@ -197,6 +197,13 @@ def _timedelta(ms: int) -> datetime.timedelta:
     return datetime.timedelta(milliseconds=ms)
 
 
+def _by_topic(topic_cls: Any, by_topic: dict[str, list[Any]]) -> tuple[Any, ...]:
+    """A response's per-topic entries: one ``topic_cls`` per topic with its partitions."""
+    return tuple(
+        build(topic_cls, name=name, partitions=tuple(parts)) for name, parts in by_topic.items()
+    )
+
+
 def _code(error: Errors) -> ErrorCode:
     return ErrorCode(int(error))
 
@@ -528,10 +535,7 @@ def _serve_list_offsets(request: Any, version: int, ctx: BrokerContext, reply: R
             build(
                 cls,
                 throttle_time=_timedelta(0),
-                topics=tuple(
-                    build(topic_cls, name=name, partitions=tuple(parts))
-                    for name, parts in by_topic.items()
-                ),
+                topics=_by_topic(topic_cls, by_topic),
             )
         )
 
@@ -601,10 +605,7 @@ def _serve_offset_commit(request: Any, version: int, ctx: BrokerContext, reply: 
             build(
                 cls,
                 throttle_time=_timedelta(0),
-                topics=tuple(
-                    build(topic_cls, name=name, partitions=tuple(parts))
-                    for name, parts in by_topic.items()
-                ),
+                topics=_by_topic(topic_cls, by_topic),
             )
         )
 
@@ -649,10 +650,7 @@ def _serve_offset_fetch(request: Any, version: int, ctx: BrokerContext, reply: R
                 cls,
                 throttle_time=_timedelta(0),
                 error_code=_code(result.error),
-                topics=tuple(
-                    build(topic_cls, name=name, partitions=tuple(parts))
-                    for name, parts in by_topic.items()
-                ),
+                topics=_by_topic(topic_cls, by_topic),
             )
         )
 
