@@ -23,6 +23,7 @@ LIBRARIES = (
     "sim",
     "msgqueue",
     "consume_proxy",
+    "trio_http",
 )
 
 
