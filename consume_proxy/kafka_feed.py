@@ -9,12 +9,15 @@ Kafka, the project's wire-protocol broker (``kafka_server``) included.
   (the log's start if nothing is committed), serves the partition from it
   (:meth:`ConsumeProxy.assign <consume_proxy.ConsumeProxy.assign>`) and has the client fetch
   from exactly that offset.
-* **Revocation.** The feed commits what the proxy may commit, then keeps the revoked
-  partitions' state until the rebalance ends: the classic protocol revokes everything at every
-  rebalance, and a partition that comes back in the next assignment (nobody else owned it in
-  between) keeps its pending records and leases. A partition that went elsewhere is dropped
+* **Revocation.** The feed commits what the proxy may commit and stops serving the partition
   (:meth:`ConsumeProxy.revoke <consume_proxy.ConsumeProxy.revoke>`): its pending deliveries
-  are redelivered by the new owner from the committed offset. A partition *lost* (the session
+  are redelivered by the new owner from the committed offset, and acknowledgements of them
+  here get 404. The default assignor is ``cooperative-sticky`` (KIP-429, client side, over the
+  classic group protocol): a rebalance revokes only the partitions that move, and the rest
+  keep their pending records and leases. With an eager assignor (``-X
+  partition.assignment.strategy=range``) every rebalance revokes everything; the feed then
+  keeps the revoked partitions' state until the assignment, and one that comes back (nobody
+  else owned it in between) keeps its pending records. A partition *lost* (the session
   expired) is dropped at once, without a commit.
 * **Records and commits.** Fetched records are appended to the proxy in offset order;
   whenever the proxy's commit position moves, the feed commits it for the group
@@ -86,6 +89,7 @@ class KafkaFeed:
         self.request_timeout_s = request_timeout_s
         self.config: dict[str, str | int | float | bool] = {
             "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "cooperative-sticky",
             **(config or {}),
             "bootstrap.servers": bootstrap,
             "group.id": group_id,
@@ -93,7 +97,8 @@ class KafkaFeed:
         }
         self.high_watermarks: dict[TopicPartition, int] = {}
         """Each served partition's high watermark, as last seen by the client."""
-        self._kept: set[TopicPartition] = set()  # revoked, kept until the next assignment
+        self._cooperative = self.config["partition.assignment.strategy"] == "cooperative-sticky"
+        self._kept: set[TopicPartition] = set()  # eager: revoked, kept until the assignment
         self._paused: set[TopicPartition] = set()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -137,7 +142,11 @@ class KafkaFeed:
                 )
             starts[TopicPartition(committed.topic, committed.partition)] = offset
         positions = trio.from_thread.run_sync(self._assigned, starts)
-        consumer.assign([_kafka(tp, offset) for tp, offset in positions.items()])
+        fetch = [_kafka(tp, offset) for tp, offset in positions.items()]
+        if self._cooperative:
+            consumer.incremental_assign(fetch)
+        else:
+            consumer.assign(fetch)
         _logger.info("assigned %s", ", ".join(f"{tp} from {o}" for tp, o in positions.items()))
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
@@ -170,20 +179,26 @@ class KafkaFeed:
                 proxy.assign(tp, start)
                 positions[tp] = start
         self._kept.clear()
-        self._paused.clear()  # a new assignment fetches every partition
         return positions
 
     def _revoked(self, revoked: list[TopicPartition]) -> list[KafkaPartition]:
-        """Keep the revoked partitions until the next assignment; returns the commit due: the
-        position of every one of them (an earlier asynchronous commit may have been lost)."""
+        """Stop serving the revoked partitions (eager: keep them until the assignment);
+        returns the commit due: the position of every one of them (an earlier asynchronous
+        commit may have been lost)."""
         proxy = self.proxy
         proxy.advance(self.clock())
         proxy.commit()
-        kept = [tp for tp in revoked if tp in proxy.served]
-        self._kept.update(kept)
-        return [_kafka(tp, proxy.partition(tp).start_offset) for tp in kept]
+        served = [tp for tp in revoked if tp in proxy.served]
+        positions = [_kafka(tp, proxy.partition(tp).start_offset) for tp in served]
+        self._paused.difference_update(revoked)  # the client forgets a pause on unassign
+        if self._cooperative:
+            self._lost(served)
+        else:
+            self._kept.update(served)
+        return positions
 
     def _lost(self, lost: list[TopicPartition]) -> None:
+        self._paused.difference_update(lost)
         for tp in lost:
             if tp in self.proxy.served:
                 self.proxy.revoke(tp)
