@@ -1,8 +1,8 @@
 """Wake-up latency: how long after a record arrives a reader has it, long poll vs polling.
 
 One proxy server (HTTP over loopback, client and server in one trio loop, the proxy's reaper
-running) and one reader. ``n`` times, after a random pause (0 to 20 ms, seeded), a record is
-appended to the proxy, as the Kafka feed appends a fetched record; the latency is from the
+running) and one reader. ``n`` times, a random pause (0 to twice the poller's interval,
+seeded) after the reader got the previous record, a record is appended to the proxy, as the Kafka feed appends a fetched record; the latency is from the
 append to the reader holding the record, by trio's clock. The ``long poll`` reader keeps a
 read waiting (timeout 10 s) that the record completes; the ``polling`` baseline sends reads
 with timeout 0 and sleeps ``interval_ms`` between empty answers, as a reader without long
@@ -78,9 +78,9 @@ async def _run_one(reader: str, n: int, interval_ms: float, seed: int) -> Latenc
 
             async def produce() -> None:
                 for offset in range(n):
-                    await trio.sleep(pauses.uniform(0, 0.02))
                     while len(latencies) < offset:  # one record at a time
                         await trio.sleep(0.001)
+                    await trio.sleep(pauses.uniform(0, 2 * interval_ms / 1000))
                     proxy.advance(clock())
                     appended_at.append(trio.current_time())
                     proxy.append(_TP, offset, None, b"x")
