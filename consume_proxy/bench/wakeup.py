@@ -2,8 +2,9 @@
 
 One proxy server (HTTP over loopback, client and server in one trio loop, the proxy's reaper
 running) and one reader. ``n`` times, a random pause (0 to twice the poller's interval,
-seeded) after the reader got the previous record, a record is appended to the proxy, as the Kafka feed appends a fetched record; the latency is from the
-append to the reader holding the record, by trio's clock. The ``long poll`` reader keeps a
+seeded) after the reader got the previous record, a record is appended to the proxy, as the
+Kafka feed appends a fetched record; the latency is from the append to the reader holding the
+record, by trio's clock. The ``long poll`` reader keeps a
 read waiting (timeout 10 s) that the record completes; the ``polling`` baseline sends reads
 with timeout 0 and sleeps ``interval_ms`` between empty answers, as a reader without long
 polls must. Both run in the same process, one after the other, with the same pauses; the
