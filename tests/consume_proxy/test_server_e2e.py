@@ -116,8 +116,13 @@ def test_servers_share_a_topic_and_survive_a_kill(cluster: ServerThread) -> None
         for process, _ in proxies:
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)
-        for process, _ in proxies[1:]:
-            assert process.wait(20) == 0  # Ctrl-C: commits, leaves the group, exits 0
+        try:
+            for process, _ in proxies[1:]:
+                assert process.wait(20) == 0  # Ctrl-C: commits, leaves the group, exits 0
+        finally:
+            for process, _ in proxies:
+                if process.poll() is None:
+                    process.kill()
 
 
 class Outcome:
