@@ -18,8 +18,8 @@ Kafka, the project's wire-protocol broker (``kafka_server``) included.
   partition.assignment.strategy=range``) every rebalance revokes everything; the feed then
   keeps the revoked partitions' state until the assignment, and one that comes back (nobody
   else owned it in between) keeps its pending records; acknowledgements taken in between for
-  one that moves are lost with it (its new owner hands those records out again). A partition *lost* (the session
-  expired) is dropped at once, without a commit.
+  one that moves are lost with it (its new owner hands those records out again). A partition
+  *lost* (the session expired) is dropped at once, without a commit.
 * **Records and commits.** Fetched records are appended to the proxy in offset order;
   whenever the proxy's commit position moves, the feed commits it for the group
   (asynchronously; a lost commit is covered by the next).

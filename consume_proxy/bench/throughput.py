@@ -34,19 +34,22 @@ _READ = json.dumps({"timeout_ms": 0}).encode()
 
 @attrs.frozen
 class Rate:
-    """Reads + acknowledgements per second on one path."""
+    """Reads + acknowledgements on one path: how many, the process CPU and wall seconds they
+    took, and the rates per second of each."""
 
     path: str
     records: int
     cpu_seconds: float
     wall_seconds: float
+    per_cpu_second: float = attrs.field(init=False)
+    per_wall_second: float = attrs.field(init=False)
 
-    @property
-    def per_cpu_second(self) -> float:
+    @per_cpu_second.default
+    def _per_cpu(self) -> float:
         return self.records / self.cpu_seconds if self.cpu_seconds else float("inf")
 
-    @property
-    def per_wall_second(self) -> float:
+    @per_wall_second.default
+    def _per_wall(self) -> float:
         return self.records / self.wall_seconds if self.wall_seconds else float("inf")
 
 
