@@ -268,13 +268,15 @@ _PROXY_DRIVERS = {
     "consume_proxy.cluster_feed": {"apis", "cluster"},
     "consume_proxy.http": {"trio_http"},
     "consume_proxy.server": {"trio_http"},
+    "consume_proxy.bench.throughput": {"trio_http"},
+    "consume_proxy.bench.wakeup": {"trio_http"},
 }
 """The consume proxy's drivers and what each may import beyond the core's floors."""
 
 
 def test_the_consume_proxy_core_needs_no_kafka_client() -> None:
-    # Only the adapter (consume_proxy.cluster_feed) talks to the cluster, only the front end
-    # and the server to trio_http; the core, and the package's __init__, stay on purgatory and
+    # Only the adapter (consume_proxy.cluster_feed) talks to the cluster, only the front end,
+    # the server and the benchmarks to trio_http; the core, and the package's __init__, stay on purgatory and
     # replica's types.
     found = [
         f"{module} imports {target}"
