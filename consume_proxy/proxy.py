@@ -139,6 +139,16 @@ class ConsumeProxy:
         self._partitions[tp] = partition
         self._order.append(partition)
 
+    def revoke(self, tp: TopicPartition) -> None:
+        """Stop serving ``tp`` (its partition moved to another server): its state map is
+        forgotten, its leases cancelled without ending their deliveries, and requests naming
+        it get UnknownPartitionError. Reads already waiting on it and on nothing else wait for
+        their timeout. Raises UnknownPartitionError if ``tp`` is not served."""
+        partition = self.partition(tp)
+        partition.close()
+        del self._partitions[tp]
+        self._order.remove(partition)
+
     def append(
         self, tp: TopicPartition, offset: int, key: bytes | None, value: bytes | None
     ) -> None:
@@ -199,6 +209,17 @@ class ConsumeProxy:
         return self.partition(tp).renew(offset, delivery)
 
     # -- time and output --------------------------------------------------------------------
+
+    @property
+    def purgatory(self) -> DelayedOperationPurgatory[DelayedRead]:
+        """The purgatory of reads, whose wheel also holds the leases: what a real-time driver
+        gives its reaper (``purgatory.trio_reaper``)."""
+        return self._reads
+
+    @property
+    def served(self) -> list[TopicPartition]:
+        """The partitions served, in assignment order."""
+        return [partition.tp for partition in self._order]
 
     def now(self) -> int:
         """The proxy's current time: the last :meth:`advance`."""

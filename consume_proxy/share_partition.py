@@ -134,6 +134,10 @@ class SharePartition:
         """True if a Read could be given a record now."""
         return bool(self._available)
 
+    def count(self, state: RecordState) -> int:
+        """How many records of the map are in ``state`` (COMMITTED ones are forgotten: 0)."""
+        return sum(1 for record in self._records.values() if record.state is state)
+
     def committable_offset(self) -> int:
         """The data topic's commit position: the end of the contiguous finished prefix."""
         return contiguous_end(self._finished, self.start_offset - 1, self.end_offset - 1) + 1
@@ -200,6 +204,14 @@ class SharePartition:
                 self._move(record, RecordState.COMMITTED)
         self.start_offset = position
         return position
+
+    def close(self) -> None:
+        """Forget the map: the partition is no longer served here. Every lease is cancelled
+        without ending its delivery (no callback runs); nothing is available any more."""
+        for record in self._records.values():
+            TimerTask.cancel(record)
+        self._records.clear()
+        self._available.clear()
 
     # -- internals ----------------------------------------------------------------------------
 
