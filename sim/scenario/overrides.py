@@ -8,9 +8,10 @@ as a TOML value, falling back to a bare string (``tracking=per_partition``).
 into tokens (names and list indices, ``[i]`` or ``.i``); leading name tokens are joined with
 ``_`` until they spell a key of the current table, so Kafka's dotted names work
 (``cluster.replica.fetch.wait.max.ms``), flattened fields included. The walk goes down the
-objects, lists and dicts on the way; a path that reaches a list without an index sets the
-field in every entry (``producers.acks=1``; an error when there is no entry: it would set
-nothing), and an absent optional section is built from an empty table first. The new value
+objects, lists and dicts on the way; a path that reaches a list with the glob index ``[*]``
+or without an index sets the field in every entry (``producers[*].acks=1``,
+``producers.acks=1``; an error when there is no entry: it would set nothing), and an absent
+optional section is built from an empty table first. The new value
 is converted like a value from a file (:func:`sim.scenario.convert.convert`). Then each object
 on the way is rebuilt bottom-up with the new value in place, so every changed object's
 validators run, exactly as if it had been loaded with that value. The original objects are
@@ -44,7 +45,9 @@ from sim.scenario.specs import (
 __all__ = ["apply_override", "parse_assignment"]
 
 T = TypeVar("T")
-_INDEX = re.compile(r"\[(\d+)\]")
+_INDEX = re.compile(r"\[(\d+|\*)\]")
+_EVERY = "*"
+"""The index token of every entry of a list: ``producers[*].acks``."""
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -71,8 +74,8 @@ def apply_override(obj: T, path: str, value: Any) -> T:
     """A copy of attrs instance ``obj`` with the field at ``path`` set to ``value``.
 
     ``path`` names fields with dots (Kafka's dotted names work too) and list entries with
-    ``[i]`` or ``.i``; a path that goes through a list without an index sets the field in
-    every entry (``producers.acks=1``). ``value`` is converted like a TOML value; the changed
+    ``[i]`` or ``.i``; a path that goes through a list with ``[*]`` or without an index sets
+    the field in every entry (``producers[*].acks=1``), and is an error if the list is empty. ``value`` is converted like a TOML value; the changed
     table's validators run. Raises ScenarioError naming the field.
     """
     updated: T = _set(obj, _tokens(path), value, "", None)
@@ -80,7 +83,7 @@ def apply_override(obj: T, path: str, value: Any) -> T:
 
 
 def _tokens(path: str) -> list[str | int]:
-    """``"producers[0].linger.ms"`` -> ``["producers", 0, "linger", "ms"]``."""
+    """``"producers[0].linger.ms"`` -> ``["producers", 0, "linger", "ms"]``; ``[*]`` -> ``"*"``."""
     tokens: list[str | int] = []
     for part in _INDEX.sub(r".\1", path).split("."):
         if not part:
@@ -155,12 +158,13 @@ def _set_inside(
             rest = rest[1:]
         else:
             if not items:
+                shown = "".join(f"[{t}]" if t == _EVERY else f".{t}" for t in rest)
                 raise ScenarioError(
                     where,
-                    f"has no entries, so {where}.{'.'.join(map(str, rest))} would set nothing "
-                    "(add an entry first)",
+                    f"has no entries, so {where}{shown} would set nothing (add an entry first)",
                 )
             targets = list(range(len(items)))
+            rest = rest[1:] if head == _EVERY else rest
         for index in targets:
             entry_path = join_path(where, index)
             if rest:
