@@ -3,13 +3,25 @@ naming the field) before anything is simulated."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from sim.cli import main
 from sim.core.engine import Simulator
 from sim.output import MetricsRecorder
-from sim.scenario import ScenarioError, load_scenario, network_nodes
+from sim.scenario import (
+    BrokerFailure,
+    FollowerStall,
+    LatencySpike,
+    ScenarioError,
+    load_scenario,
+    network_nodes,
+)
+from sim.scenario.overrides import fault_override
 from sim.world import World
+from tests.sim.test_output import toy_world
 from tests.sim.world_scenarios import small_scenario
 
 Capture = pytest.CaptureFixture[str]
@@ -19,7 +31,7 @@ _NODES = "nodes: broker-0, broker-1, broker-2, controller, producer-0, burrow"
 
 @pytest.fixture(autouse=True)
 def _never_simulate(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every command here must fail before the run starts."""
+    """No command here runs the simulator (the one that writes a run uses a toy world)."""
 
     def never(*args: object) -> None:
         raise AssertionError("the run must not start")
@@ -84,3 +96,108 @@ def test_the_spike_check_knows_the_nodes_the_world_builds() -> None:
     sim = Simulator(0)
     world = World(sim, scenario, MetricsRecorder())
     assert world.network.nodes == list(network_nodes(scenario))
+
+
+# -- faults from the command line ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "broker_failure broker=1 at=2s duration=500ms",
+        "type=broker_failure,broker=1,at=2s,duration=500ms",
+        " broker_failure, broker=1 ,at=2s  duration=500ms ",
+    ],
+)
+def test_a_fault_is_spelled_like_a_faults_table(text: str) -> None:
+    override = fault_override(text)
+    assert override == (
+        'faults[+]={type = "broker_failure", broker = 1, at = "2s", duration = "500ms"}'
+    )
+    [fault] = load_scenario("default", [override]).faults
+    assert fault == BrokerFailure(broker=1, at=2_000_000, duration=500_000)
+
+
+def test_faults_from_the_command_line_append_after_the_file_s() -> None:
+    scenario = load_scenario(
+        "broker-failure",
+        [fault_override("follower_stall broker=2 at=1s"),
+         fault_override("latency_spike at=1s duration=1s extra=20ms src=broker-2 "
+                        "dst=broker-* bidirectional=false")],
+    )  # fmt: skip
+    file_faults = load_scenario("broker-failure").faults
+    assert scenario.faults[: len(file_faults)] == file_faults
+    assert scenario.faults[len(file_faults) :] == [
+        FollowerStall(broker=2, at=1_000_000),
+        LatencySpike(at=1_000_000, duration=1_000_000, extra=20_000, src="broker-2",
+                     dst="broker-*", bidirectional=False),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--fault", "broker_failure broker=3 at=1s"],
+         "faults[0].broker: no such broker: ids are 0..2, got 3"),
+        (["--fault", "follower_stall broker=1 at=1s log=lost"],
+         "faults[0].log: unknown field (known: type, broker, at, duration)"),
+        (["--fault", "meteor at=1s"], "faults[0].type: expected one of"),
+        (["--fault", "latency_spike at=1s duration=1s extra=5ms src=broker-9"],
+         "faults[0].src: latency spike matches no link"),
+        (["--fault", "broker=1 at=1s"],
+         '--fault: no fault type in "broker=1 at=1s" (e.g. "broker_failure broker=1 at=2s")'),
+        (["--fault", "broker_failure broker=1 at=1s broker=2"],
+         '--fault: broker is given twice in "broker_failure broker=1 at=1s broker=2"'),
+        (["--fault", "broker_failure broker=1 soon"],
+         '--fault: expected KEY=VALUE pairs after the fault type, got "soon"'),
+        (["--fault", "broker_failure broker=1 at=[1]"],
+         "--fault at: expected a number, a string or a boolean, got an array"),
+        (["--fault", "broker_failure broker=1 at=1s",
+          "--fault", "broker_failure broker=1 at=1500ms"],
+         "faults[1].at: overlaps faults[0]"),
+        (["--set", "faults[+].at=1s"], "faults[+]: appends a whole entry"),
+    ],
+)  # fmt: skip
+def test_a_bad_fault_from_the_command_line_exits_2_in_one_line(
+    argv: list[str], expected: str, capsys: Capture
+) -> None:
+    assert main(["run", "default", *argv, "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(f"scenario error: {expected}")
+
+
+def test_a_run_records_its_command_line_faults_so_that_it_re_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture
+) -> None:
+    monkeypatch.setattr("sim.runner.build_cluster", toy_world)
+    out = tmp_path / "run"
+    argv = [
+        "run",
+        "default",
+        "--duration",
+        "1s",
+        "--set",
+        "simulation.warmup=200ms",
+        "--fault",
+        "latency_spike at=300ms duration=100ms extra=1ms src=producer-0",
+        "--no-plots",
+        "--no-progress",
+    ]
+    assert main([*argv, "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    recorded = load_scenario(out / "scenario.toml")
+    assert recorded.faults == [
+        LatencySpike(at=300_000, duration=100_000, extra=1000, src="producer-0")
+    ]
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert (
+        'faults[+]={type = "latency_spike", at = "300ms", duration = "100ms", extra = "1ms", '
+        'src = "producer-0"}'
+    ) in provenance["overrides"]
+
+
+def test_knobs_shows_a_command_line_fault(capsys: Capture) -> None:
+    assert main(["knobs", "default", "--fault", "follower_stall broker=1 at=1s"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("faults[0].broker ") and " 1 " in line for line in lines)
