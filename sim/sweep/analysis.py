@@ -1,4 +1,4 @@
-"""The analysis job (Spark SQL): per-seed statistics, then per-point means with 95% CIs.
+"""The analysis: per-seed statistics in Spark SQL, then per-point means with 95% CIs.
 
 Per run (point, seed), with the run's warmup and duration from its ``run_summary`` row;
 latencies, duplicates and commit failures count messages and requests *sent* at or after the
