@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override any knob, e.g. --set producers[0].acks=1 (repeatable)",
     )
+    _add_fault_argument(run)
     run.add_argument(
         "--out",
         help="write the run directory here (Parquet, JSON, PNG); created and checked before "
@@ -100,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     knobs = commands.add_parser("knobs", help="list every knob and its value in a scenario")
     knobs.add_argument("scenario", nargs="?", default=None, help="scenario (default: default)")
     knobs.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    _add_fault_argument(knobs)
 
     bench = commands.add_parser("bench", help="measure engine overhead and scenario throughput")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
@@ -117,6 +119,27 @@ def _parser() -> argparse.ArgumentParser:
         "sweep-bench", help="time a sweep on local[2] against local[1]", add_help=False
     )
     return parser
+
+
+def _add_fault_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fault",
+        dest="faults",
+        action="append",
+        default=[],
+        metavar="FAULT",
+        help="add a fault, written like a [[faults]] table: its type, then KEY=VALUE pairs, "
+        "e.g. --fault 'broker_failure broker=1 at=2s duration=1s' or "
+        "--fault type=latency_spike,at=1s,duration=2s,extra=20ms,src=broker-2 (repeatable; "
+        "applied after --set, checked like the scenario file's faults)",
+    )
+
+
+def _overrides(args: argparse.Namespace) -> list[str]:
+    """``--set`` overrides, then one appending each ``--fault``."""
+    from sim.scenario.overrides import fault_override
+
+    return [*args.overrides, *(fault_override(fault) for fault in args.faults)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -147,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
-    overrides = list(args.overrides)
+    overrides = _overrides(args)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
     if args.duration is not None:
@@ -291,7 +314,7 @@ def _studies() -> int:
 def _knobs(args: argparse.Namespace) -> int:
     from sim.scenario.knobs import knob_rows
 
-    rows = knob_rows(load_scenario(args.scenario, args.overrides))
+    rows = knob_rows(load_scenario(args.scenario, _overrides(args)))
     width = max(len(row.path) for row in rows)
     for row in rows:
         print(f"{row.path.ljust(width)}  {row.value}  ({row.kind}; {row.help})")

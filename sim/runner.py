@@ -3,26 +3,30 @@
 :func:`run_scenario` is the entry point for the CLI and for sweeps (one call per
 (point, seed)). Building the world -- network, brokers with their request handler pools,
 clients, faults -- is one function, :func:`build_cluster`; ``run_scenario`` takes another
-builder for tests and experiments.
+builder for tests and experiments. :func:`load_run` reads a written run directory back into the
+same :class:`RunResult` (for notebooks: its tables are also DataFrames, ``result.messages_df()``).
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from sim.core.engine import Simulator, every
 from sim.output import MetricsRecorder, RunResult, summarize
 from sim.output.result import FaultWindow
-from sim.scenario import Fault, Scenario
+from sim.scenario import Fault, Scenario, load_scenario
 from sim.world import World
 
-__all__ = ["WorldBuilder", "build_cluster", "run_scenario"]
+__all__ = ["WorldBuilder", "build_cluster", "load_run", "run_scenario"]
 
 _log = logging.getLogger(__name__)
 
@@ -82,6 +86,29 @@ def run_scenario(
     return RunResult(
         messages, requests, timeseries, summary, wall_seconds=wall_seconds, faults=faults
     )
+
+
+def load_run(directory: str | Path) -> RunResult:
+    """The :class:`RunResult` of the run directory ``directory`` (``sim run --out``, or
+    :meth:`RunResult.write`), equal to the one that was written: its three tables, its
+    summary, and its fault windows when the directory has the ``scenario.toml`` that
+    ``sim run`` writes (none without it). ``wall_seconds`` is not recorded and reads as 0.
+
+    Raises FileNotFoundError naming the first missing file, and ScenarioError if the
+    ``scenario.toml`` does not load.
+    """
+    run_dir = Path(directory)
+    messages, requests, timeseries = (
+        pq.read_table(run_dir / f"{name}.parquet")
+        for name in ("messages", "requests", "timeseries")
+    )
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    scenario_file = run_dir / "scenario.toml"
+    faults = load_scenario(scenario_file).faults if scenario_file.is_file() else []
+    return RunResult(
+        messages, requests, timeseries, summary,
+        faults=tuple(_fault_window(fault) for fault in faults),
+    )  # fmt: skip
 
 
 def _fault_window(fault: Fault) -> FaultWindow:

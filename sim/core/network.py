@@ -27,7 +27,7 @@ flight. A transport that must answer every request (e.g. with NETWORK_EXCEPTION)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fnmatch import fnmatchcase
 from functools import partial
 from typing import Literal
@@ -38,7 +38,15 @@ from replica.config_def import at_least, doc
 from sim.core.distributions import Distribution, Lognormal
 from sim.core.engine import Scheduler
 
-__all__ = ["LatencySpike", "Link", "Network", "NetworkConfig", "NetworkError", "NodeKind"]
+__all__ = [
+    "LatencySpike",
+    "Link",
+    "Network",
+    "NetworkConfig",
+    "NetworkError",
+    "NodeKind",
+    "spike_links",
+]
 
 NodeKind = Literal["broker", "client"]
 
@@ -162,17 +170,6 @@ class Network:
             if _matches(spike, src, dst):
                 link.spikes.append(spike)
 
-    def spike_links(self, spike: LatencySpike) -> list[tuple[str, str]]:
-        """The (src, dst) pairs of registered nodes that ``spike`` slows, leaving out pairs of
-        two clients (clients only talk to brokers)."""
-        nodes = self._kinds
-        return [
-            (src, dst)
-            for src in nodes
-            for dst in nodes
-            if src != dst and "broker" in (nodes[src], nodes[dst]) and _matches(spike, src, dst)
-        ]
-
     def disconnect(self, node: str) -> None:
         """Take ``node`` down: drop what it sends or is sent, and what is in flight."""
         if node not in self._kinds:
@@ -241,6 +238,17 @@ class Network:
             self.messages_dropped += 1
             if on_drop is not None:
                 on_drop()
+
+
+def spike_links(spike: LatencySpike, nodes: Mapping[str, NodeKind]) -> list[tuple[str, str]]:
+    """The (src, dst) pairs of ``nodes`` (name -> kind) that ``spike`` slows, leaving out pairs
+    of two clients (clients only talk to brokers)."""
+    return [
+        (src, dst)
+        for src in nodes
+        for dst in nodes
+        if src != dst and "broker" in (nodes[src], nodes[dst]) and _matches(spike, src, dst)
+    ]
 
 
 def _matches(spike: LatencySpike, src: str, dst: str) -> bool:

@@ -10,6 +10,9 @@ A run directory holds::
 
 The same seed gives byte-identical files: no timestamps or host names are written, the
 Parquet writer options are fixed, and the PNGs carry no metadata.
+
+For notebooks, the tables are also DataFrames (:meth:`RunResult.messages_df` and its
+siblings, :mod:`sim.output.frames`); :func:`sim.runner.load_run` reads a run directory back.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.output.summary import format_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["PARQUET_OPTIONS", "FaultWindow", "RunResult"]
 
@@ -97,3 +103,32 @@ class RunResult:
     def format_table(self) -> str:
         """The summary as a terminal table."""
         return format_summary(self.summary)
+
+    # pandas is imported on first use: it takes a while to load and the CLI needs none of it.
+
+    def messages_df(self) -> pd.DataFrame:
+        """``messages`` as a DataFrame (dtypes: :mod:`sim.output.frames`)."""
+        from sim.output.frames import to_frame
+
+        return to_frame(self.messages)
+
+    def requests_df(self) -> pd.DataFrame:
+        """``requests`` as a DataFrame (dtypes: :mod:`sim.output.frames`)."""
+        from sim.output.frames import to_frame
+
+        return to_frame(self.requests)
+
+    def timeseries_df(self) -> pd.DataFrame:
+        """``timeseries`` (long format) as a DataFrame (dtypes: :mod:`sim.output.frames`);
+        ``.pivot_table(index="time_us", columns=["source", "metric"], values="value")`` makes
+        it wide."""
+        from sim.output.frames import to_frame
+
+        return to_frame(self.timeseries)
+
+    def latency_df(self) -> pd.DataFrame:
+        """The summary's latency statistics, one row per latency (``produce``, ``end_to_end``,
+        ``commit``, ``send_to_commit``): ``count`` and the ``*_ms`` columns."""
+        from sim.output.frames import latency_frame
+
+        return latency_frame(self.summary["latency"])

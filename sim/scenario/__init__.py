@@ -29,6 +29,7 @@ from sim.scenario.files import (
     with_overrides,
 )
 from sim.scenario.schema import (
+    CONTROLLER_NODE,
     BrokerFailure,
     ClusterConfig,
     ConsumerCrash,
@@ -41,9 +42,11 @@ from sim.scenario.schema import (
     TopicConfig,
     check_scenario,
     consumer_ids,
+    network_nodes,
 )
 
 __all__ = [
+    "CONTROLLER_NODE",
     "BrokerFailure",
     "BurrowSection",
     "ClusterConfig",
@@ -68,6 +71,7 @@ __all__ = [
     "check_scenario",
     "consumer_ids",
     "load_scenario",
+    "network_nodes",
     "resolve_source",
     "with_overrides",
 ]

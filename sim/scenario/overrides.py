@@ -8,19 +8,28 @@ as a TOML value, falling back to a bare string (``tracking=per_partition``).
 into tokens (names and list indices, ``[i]`` or ``.i``); leading name tokens are joined with
 ``_`` until they spell a key of the current table, so Kafka's dotted names work
 (``cluster.replica.fetch.wait.max.ms``), flattened fields included. The walk goes down the
-objects, lists and dicts on the way; a path that reaches a list without an index sets the
-field in every entry (``producers.acks=1``; an error when there is no entry: it would set
-nothing), and an absent optional section is built from an empty table first. The new value
+objects, lists and dicts on the way; a path that reaches a list with the glob index ``[*]``
+or without an index sets the field in every entry (``producers[*].acks=1``,
+``producers.acks=1``; an error when there is no entry: it would set nothing), the index
+``[+]`` appends an entry (``faults[+]={type="follower_stall", broker=1, at="2s"}``), and an
+absent optional section is built from an empty table first. The new value
 is converted like a value from a file (:func:`sim.scenario.convert.convert`). Then each object
 on the way is rebuilt bottom-up with the new value in place, so every changed object's
 validators run, exactly as if it had been loaded with that value. The original objects are
 untouched.
+
+``--fault`` is such an append spelled like a ``[[faults]]`` table's keys:
+:func:`fault_override` turns ``broker_failure broker=1 at=2s`` (or
+``type=broker_failure,broker=1,at=2s``) into ``faults[+]={type = "broker_failure", ...}``, so
+a fault from the command line is converted, validated and recorded exactly like one from a
+file.
 
 Every problem raises :class:`~sim.scenario.errors.ScenarioError` naming the path so far.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -41,10 +50,15 @@ from sim.scenario.specs import (
     unit_inside,
 )
 
-__all__ = ["apply_override", "parse_assignment"]
+__all__ = ["apply_override", "fault_override", "parse_assignment"]
 
 T = TypeVar("T")
-_INDEX = re.compile(r"\[(\d+)\]")
+_INDEX = re.compile(r"\[(\d+|\*|\+)\]")
+_EVERY = "*"
+"""The index token of every entry of a list: ``producers[*].acks``."""
+_APPEND = "+"
+"""The index token of a new entry at the end of a list: ``faults[+]={...}``."""
+_FAULT_ITEM = re.compile(r"[,\s]+")
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -67,20 +81,64 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise ScenarioError(key, "invalid TOML value: nested too deeply") from None
 
 
+def fault_override(text: str) -> str:
+    """The ``--set`` override that appends the fault ``text`` describes to ``faults``.
+
+    ``text`` holds a ``[[faults]]`` table's ``key=value`` pairs separated by commas or spaces,
+    the first of which may be the bare fault type: ``"broker_failure broker=1 at=2s"`` is
+    ``faults[+]={type = "broker_failure", broker = 1, at = "2s"}``. Values are read like
+    ``--set`` values (so they cannot hold commas or spaces: write such a fault with
+    ``--set 'faults[+]={...}'``). Raises ScenarioError naming ``--fault`` for text that is not
+    such a list, e.g. a key given twice; the fault itself is checked when the override is
+    applied.
+    """
+    items = [item for item in _FAULT_ITEM.split(text.strip()) if item]
+    if items and "=" not in items[0]:
+        items[0] = f"type={items[0]}"
+    table: dict[str, Any] = {}
+    for item in items:
+        key, value = parse_assignment(item) if "=" in item else (item, None)
+        if value is None:
+            raise ScenarioError(
+                "--fault", f"expected KEY=VALUE pairs after the fault type, got {show(item)}"
+            )
+        if normalise(key) in table:
+            raise ScenarioError("--fault", f"{key} is given twice in {show(text)}")
+        table[normalise(key)] = value
+    if "type" not in table:
+        raise ScenarioError(
+            "--fault", f'no fault type in {show(text)} (e.g. "broker_failure broker=1 at=2s")'
+        )
+    pairs = ", ".join(f"{key} = {_toml_value(key, value)}" for key, value in table.items())
+    return f"faults[{_APPEND}]={{{pairs}}}"
+
+
+def _toml_value(key: str, value: Any) -> str:
+    """A scalar :func:`parse_assignment` read, back as TOML text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return json.dumps(value) if isinstance(value, str) else repr(value)
+    raise ScenarioError(
+        f"--fault {key}", f"expected a number, a string or a boolean, got {show(value)}"
+    )
+
+
 def apply_override(obj: T, path: str, value: Any) -> T:
     """A copy of attrs instance ``obj`` with the field at ``path`` set to ``value``.
 
     ``path`` names fields with dots (Kafka's dotted names work too) and list entries with
-    ``[i]`` or ``.i``; a path that goes through a list without an index sets the field in
-    every entry (``producers.acks=1``). ``value`` is converted like a TOML value; the changed
-    table's validators run. Raises ScenarioError naming the field.
+    ``[i]`` or ``.i``; a path that goes through a list with ``[*]`` or without an index sets
+    the field in every entry (``producers[*].acks=1``), and is an error if the list is empty;
+    ``faults[+]`` appends ``value`` as a new entry. ``value`` is converted like a TOML value;
+    the changed table's validators run. Raises ScenarioError naming the field.
     """
     updated: T = _set(obj, _tokens(path), value, "", None)
     return updated
 
 
 def _tokens(path: str) -> list[str | int]:
-    """``"producers[0].linger.ms"`` -> ``["producers", 0, "linger", "ms"]``."""
+    """``"producers[0].linger.ms"`` -> ``["producers", 0, "linger", "ms"]``; ``[*]`` -> ``"*"``."""
     tokens: list[str | int] = []
     for part in _INDEX.sub(r".\1", path).split("."):
         if not part:
@@ -146,6 +204,13 @@ def _set_inside(
         item_type = get_args(spec.tp)[0] if get_args(spec.tp) else Any
         items = list(current)
         head = rest[0]
+        if head == _APPEND:
+            if len(rest) > 1:
+                raise ScenarioError(
+                    f"{where}[{_APPEND}]", "appends a whole entry: give it as an inline table"
+                )
+            items.append(convert(item_type, value, join_path(where, len(items)), unit))
+            return tuple(items) if isinstance(current, tuple) else items
         if isinstance(head, int):
             if head >= len(items):
                 raise ScenarioError(
@@ -155,12 +220,13 @@ def _set_inside(
             rest = rest[1:]
         else:
             if not items:
+                shown = "".join(f"[{t}]" if t == _EVERY else f".{t}" for t in rest)
                 raise ScenarioError(
                     where,
-                    f"has no entries, so {where}.{'.'.join(map(str, rest))} would set nothing "
-                    "(add an entry first)",
+                    f"has no entries, so {where}{shown} would set nothing (add an entry first)",
                 )
             targets = list(range(len(items)))
+            rest = rest[1:] if head == _EVERY else rest
         for index in targets:
             entry_path = join_path(where, index)
             if rest:

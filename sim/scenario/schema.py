@@ -6,9 +6,9 @@ simulator's own for what only a simulation has (``[simulation]``, latency distri
 Defaults are Kafka's where Kafka has one. ``python -m sim knobs`` lists every knob.
 
 Times inside the simulator are integer microseconds; broker and client settings keep Kafka's
-unit (milliseconds for ``*_ms``). Node names on the network (what latency spikes match):
-``broker-<id>`` for brokers (ids ``0 .. brokers-1``, as ``cluster.broker_node_name``
-spells them) and the clients' ids.
+unit (milliseconds for ``*_ms``). Node names on the network (what latency spikes match;
+:func:`network_nodes`): ``broker-<id>`` for brokers (ids ``0 .. brokers-1``, as
+``cluster.broker_node_name`` spells them), ``controller`` and the clients' ids.
 """
 
 from __future__ import annotations
@@ -18,16 +18,18 @@ from typing import Literal
 
 import attrs
 
+from cluster import broker_node_name
 from coordinator.config import OffsetConfig
 from replica.config import BrokerConfig
 from replica.config_def import at_least, doc, optional, require
 from sim.core.distributions import Distribution, Exponential
-from sim.core.network import LatencySpike, NetworkConfig
+from sim.core.network import LatencySpike, NetworkConfig, NodeKind, spike_links
 from sim.core.units import format_duration
 from sim.scenario.clients import BurrowSection, ConsumerSection, ProducerSection
 from sim.scenario.errors import ScenarioError
 
 __all__ = [
+    "CONTROLLER_NODE",
     "BrokerFailure",
     "ClusterConfig",
     "ConsumerCrash",
@@ -40,7 +42,11 @@ __all__ = [
     "TopicConfig",
     "check_scenario",
     "consumer_ids",
+    "network_nodes",
 ]
+
+CONTROLLER_NODE = "controller"
+"""The controller's node name (the cluster sends its requests from ``"controller"``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -260,13 +266,34 @@ def consumer_ids(scenario: Scenario) -> list[str]:
     return ids + (["burrow"] if scenario.burrow is not None else [])
 
 
+def network_nodes(scenario: Scenario) -> dict[str, NodeKind]:
+    """The nodes of a run's network, name -> kind, in the order the world registers them:
+    the brokers, the controller, ``producer-<i>``, then :func:`consumer_ids`."""
+    nodes: dict[str, NodeKind] = {
+        broker_node_name(i): "broker" for i in range(scenario.cluster.brokers)
+    }
+    nodes[CONTROLLER_NODE] = "broker"
+    clients = [f"producer-{i}" for i in range(len(scenario.producers))]
+    nodes.update((client, "client") for client in [*clients, *consumer_ids(scenario)])
+    return nodes
+
+
 def _check_faults(scenario: Scenario) -> None:
-    """Fault targets exist, and faults of one kind on one target do not overlap in time."""
+    """Fault targets exist (a latency spike's patterns match a link), and faults of one kind
+    on one target do not overlap in time."""
     brokers = scenario.cluster.brokers
     consumers = consumer_ids(scenario)
+    nodes = network_nodes(scenario)
     windows: dict[tuple[str, str], list[tuple[int, float, int]]] = {}
     for i, fault in enumerate(scenario.faults):
         if isinstance(fault, LatencySpike):
+            if not spike_links(fault, nodes):
+                directions = "either direction" if fault.bidirectional else "that direction"
+                raise ScenarioError(
+                    f"faults[{i}].src",
+                    f"latency spike matches no link: no node pair matches src={fault.src!r} "
+                    f"dst={fault.dst!r} in {directions} (nodes: {', '.join(nodes)})",
+                )
             continue
         if isinstance(fault, ConsumerCrash):
             target = fault.consumer

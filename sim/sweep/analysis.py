@@ -1,4 +1,4 @@
-"""The analysis job (Spark SQL): per-seed statistics, then per-point means with 95% CIs.
+"""The analysis: per-seed statistics in Spark SQL, then per-point means with 95% CIs.
 
 Per run (point, seed), with the run's warmup and duration from its ``run_summary`` row;
 latencies, duplicates and commit failures count messages and requests *sent* at or after the
@@ -8,7 +8,8 @@ warmup, as the simulator's own summary does:
   (processing to commit) and send-to-commit latency, at p50, p90, p99 and p99.9: **exact
   nearest-rank percentiles** (``percentile_disc``: the smallest observed value with at least
   that fraction of the observations at or below it), the definition
-  :mod:`sim.output.summary` uses, so a run's numbers match its summary;
+  :mod:`sim.output.summary` uses, so a run's numbers match its summary; one
+  ``percentile_disc`` per latency computes its four percentiles together;
 * ``throughput_msg_s``: messages whose processing finished inside ``[warmup, duration]``,
   per second of that window;
 * ``duplicates``: messages delivered more than once; ``commit_failures``: OffsetCommit
@@ -24,8 +25,14 @@ The names are :mod:`sim.sweep.statistics`'.
 Per point, every statistic is summarised across its seeds as the mean of the per-seed values
 plus or minus the half-width of a Student-t 95% confidence interval for that mean,
 ``t(0.975, n - 1) * s / sqrt(n)`` over the ``n`` seeds that have a value (``_ci95`` columns;
-null with fewer than two seeds). So ``commit_p99_ms`` +- ``commit_p99_ms_ci95`` is a CI of the
+null with fewer than two seeds): :func:`~sim.core.statistics.mean_confidence_interval`, as
+``sim run --seeds`` computes it. So ``commit_p99_ms`` +- ``commit_p99_ms_ci95`` is a CI of the
 expected per-run p99, not of a pooled percentile. Seeds are independent replications.
+
+Spark does the one pass over the records (a single SQL query and job); the per-seed table it
+returns has one row per run, so the driver sorts it and summarises it per point itself: a
+second Spark query over a few rows cost more in planning, code generation and a shuffle than
+the arithmetic (see docs/benchmarks.md, "A sweep's fixed cost").
 
 Outputs: ``OUT/per_seed.{parquet,csv}`` and ``OUT/summary.{parquet,csv}``, single files
 written by the driver (they hold one row per run and per point).
@@ -33,6 +40,7 @@ written by the driver (they hold one row per run and per point).
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,10 +48,10 @@ import pyarrow.csv
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from sim.core.statistics import t_quantile
+from sim.core.statistics import mean_confidence_interval
 from sim.sweep.errors import SweepError
 from sim.sweep.manifest import Manifest
-from sim.sweep.statistics import LATENCIES, QUANTILES, UNFINISHED, latency_metrics, metrics
+from sim.sweep.statistics import LATENCIES, QUANTILES, UNFINISHED, metrics
 from sim.sweep.tables import knob_type
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -60,11 +68,16 @@ CONFIDENCE = 0.95
 
 
 def _per_seed_sql() -> str:
-    latencies = ",\n".join(
-        f"percentile_disc({fraction}) WITHIN GROUP (ORDER BY CASE WHEN m.sent_us >= w.warmup_us "
-        f"AND {condition} THEN m.{column} END) / 1000.0 AS {name}_{q}_ms"
+    fractions = ", ".join(str(fraction) for _, fraction in QUANTILES)
+    percentiles = ",\n".join(
+        f"percentile_disc(array({fractions})) WITHIN GROUP (ORDER BY CASE WHEN m.sent_us >= "
+        f"w.warmup_us AND {condition} THEN m.{column} END) AS {name}_percentiles"
         for name, column, condition in LATENCIES
-        for q, fraction in QUANTILES
+    )
+    latencies = ",\n".join(
+        f"s.{name}_percentiles[{i}] / 1000.0 AS {name}_{q}_ms"
+        for name, _, _ in LATENCIES
+        for i, (q, _) in enumerate(QUANTILES)
     )
     unfinished = ",\n".join(
         f"count_if(m.sent_us >= w.warmup_us AND ({condition})) AS {name}"
@@ -76,7 +89,7 @@ def _per_seed_sql() -> str:
     return f"""
     WITH message_stats AS (
       SELECT m.point_id, m.seed,
-        {latencies},
+        {percentiles},
         count_if(m.processed_us >= w.warmup_us AND m.processed_us <= w.duration_us)
           / ((w.duration_us - w.warmup_us) / 1e6) AS throughput_msg_s,
         count_if(m.duplicate AND m.sent_us >= w.warmup_us) AS duplicates,
@@ -93,7 +106,7 @@ def _per_seed_sql() -> str:
       GROUP BY r.point_id, r.seed
     )
     SELECT w.point_id, w.seed,
-      {", ".join(f"s.{metric}" for metric in latency_metrics())},
+      {latencies},
       coalesce(s.throughput_msg_s, 0.0) AS throughput_msg_s,
       coalesce(s.duplicates, 0) AS duplicates,
       coalesce(q.commit_failures, 0) AS commit_failures,
@@ -105,23 +118,35 @@ def _per_seed_sql() -> str:
     """
 
 
-def _summary_sql(max_seeds: int, point_columns: list[str]) -> str:
-    quantiles = [t_quantile(0.5 + CONFIDENCE / 2, df) for df in range(1, max(max_seeds, 2))]
-    t_array = "array(" + ", ".join(f"CAST({t!r} AS DOUBLE)" for t in quantiles) + ")"
-    columns = []
-    for metric in metrics():
-        columns.append(f"avg(s.{metric}) AS {metric}")
-        columns.append(
-            f"CASE WHEN count(s.{metric}) >= 2 THEN "
-            f"element_at({t_array}, CAST(count(s.{metric}) - 1 AS INT)) "
-            f"* stddev_samp(s.{metric}) / sqrt(count(s.{metric})) END AS {metric}_ci95"
-        )
-    keys = ", ".join(f"p.{column}" for column in point_columns)
-    return f"""
-    SELECT {keys}, count(*) AS seeds, {", ".join(columns)}
-    FROM per_seed s JOIN points p ON s.point_id = p.point_id
-    GROUP BY {keys}
+def summarise(per_seed: pa.Table, points: pa.Table) -> pa.Table:
+    """Per point of ``per_seed`` (one row per run), ordered by ``point_id``: the point's row of
+    ``points`` (its knob columns), ``seeds`` (its runs) and, per statistic, the mean over the
+    runs that have a value and the half-width of its 95% interval (see the module docstring).
     """
+    rows = per_seed.to_pydict()
+    runs: dict[int, list[int]] = {}
+    for row, point_id in enumerate(rows["point_id"]):
+        runs.setdefault(point_id, []).append(row)
+    ids = sorted(runs)
+    position = {point_id: row for row, point_id in enumerate(points["point_id"].to_pylist())}
+    knobs = points.take([position[point_id] for point_id in ids])
+    columns: dict[str, pa.Array] = {
+        **{name: knobs[name].combine_chunks() for name in points.column_names},
+        "seeds": pa.array([len(runs[point_id]) for point_id in ids], pa.int64()),
+    }
+    for metric in metrics():
+        means, half_widths = [], []
+        for point_id in ids:
+            values = [float(v) for row in runs[point_id] if (v := rows[metric][row]) is not None]
+            means.append(statistics.fmean(values) if values else None)
+            half_widths.append(
+                mean_confidence_interval(values, CONFIDENCE).half_width
+                if len(values) >= 2
+                else None
+            )
+        columns[metric] = pa.array(means, pa.float64())
+        columns[f"{metric}_ci95"] = pa.array(half_widths, pa.float64())
+    return pa.table(columns)
 
 
 def points_table(manifest: Manifest) -> pa.Table:
@@ -158,13 +183,10 @@ def analyse(spark: SparkSession, out_dir: Path) -> tuple[pa.Table, pa.Table]:
         "SELECT point_id, seed, run_warmup_us AS warmup_us, run_duration_us AS duration_us, "
         "CAST(size(warnings) AS BIGINT) AS warnings FROM run_summary"
     ).createOrReplaceTempView("windows")
-    # One pass over the records; the per-point step then runs on the small per-seed table.
-    per_seed = spark.sql(_per_seed_sql()).orderBy("point_id", "seed").toArrow()
-    spark.createDataFrame(per_seed).createOrReplaceTempView("per_seed")
-    spark.createDataFrame(points_table(manifest)).createOrReplaceTempView("points")
-    point_columns = ["point_id", *(knob.column for knob in manifest.knobs)]
-    summary = spark.sql(_summary_sql(len(manifest.seeds), point_columns)).orderBy("point_id")
-    summary_table = summary.toArrow()
+    # One pass over the records in Spark; the per-seed table is one row per run.
+    per_seed = spark.sql(_per_seed_sql()).toArrow()
+    per_seed = per_seed.sort_by([("point_id", "ascending"), ("seed", "ascending")])
+    summary_table = summarise(per_seed, points_table(manifest))
     for stem, table in (("per_seed", per_seed), ("summary", summary_table)):
         pq.write_table(table, out_dir / f"{stem}.parquet")
         pyarrow.csv.write_csv(table, str(out_dir / f"{stem}.csv"))

@@ -34,7 +34,7 @@ from sim.clients import BurrowConsumer, MetricsAdapter
 from sim.core.engine import Simulator
 from sim.core.network import Network
 from sim.output import MetricsRecorder
-from sim.scenario import Scenario
+from sim.scenario import CONTROLLER_NODE, Scenario
 from sim.world.client_probes import register_client_probes
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
 from sim.world.faults import fault_warnings, schedule_faults
@@ -43,9 +43,6 @@ from sim.world.timers import BrokerTimers, EngineClock
 from sim.world.transport import SimTransport
 
 __all__ = ["CONTROLLER_NODE", "World"]
-
-CONTROLLER_NODE = "controller"
-"""The controller's node name (the cluster sends its requests from ``"controller"``)."""
 
 
 class World:
@@ -86,9 +83,8 @@ class World:
         schedule_faults(self, scenario.faults)
         sim.call_at(scenario.simulation.duration, self._flush_pools)
         for warning in fault_warnings(
-            scenario.faults, scenario.simulation.duration, network=self.network,
-            follows=self._follows,
-        ):  # fmt: skip
+            scenario.faults, scenario.simulation.duration, follows=self._follows
+        ):
             recorder.warn(warning)
 
     def _create_topics(self, scenario: Scenario) -> None:
