@@ -250,7 +250,11 @@ def test_the_serve_command_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
         url = line.rsplit(" ", 1)[1].strip()
         assert httpx.put(f"{url}/acct/q/m", content=b"x").status_code == 201
         server.send_signal(signal.SIGINT)
-        _, errors = server.communicate(timeout=30)
+        try:
+            _, errors = server.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()  # never leave a server behind (Popen's exit would wait for it)
+            raise
     assert server.returncode == 0
     assert errors.strip() == "msgqueue: stopped"
     assert SqliteBackend(tmp_path / "q.db").get("acct", "q", "m") is not None
