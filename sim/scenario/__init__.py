@@ -41,6 +41,7 @@ from sim.scenario.schema import (
     TopicConfig,
     check_scenario,
     consumer_ids,
+    subscribes,
 )
 
 __all__ = [
@@ -69,5 +70,6 @@ __all__ = [
     "consumer_ids",
     "load_scenario",
     "resolve_source",
+    "subscribes",
     "with_overrides",
 ]

@@ -18,7 +18,7 @@ from typing import Literal
 
 import attrs
 
-from coordinator.config import OffsetConfig
+from coordinator.config import GroupConfig, OffsetConfig
 from replica.config import BrokerConfig
 from replica.config_def import at_least, doc, optional, require
 from sim.core.distributions import Distribution, Exponential
@@ -40,6 +40,7 @@ __all__ = [
     "TopicConfig",
     "check_scenario",
     "consumer_ids",
+    "subscribes",
 ]
 
 
@@ -98,6 +99,10 @@ class ClusterConfig:
     broker: BrokerConfig = attrs.field(
         factory=BrokerConfig,
         metadata=doc("replica.* and min.insync.replicas settings", flatten=True),
+    )
+    group: GroupConfig = attrs.field(
+        factory=GroupConfig,
+        metadata=doc("the group coordinator's group.* settings", flatten=True),
     )
 
 
@@ -250,8 +255,49 @@ def check_scenario(scenario: Scenario) -> Scenario:
             _check_topic(f"consumers[{i}].topics[{j}]", name, topics)
     if scenario.burrow is not None:
         _check_topic("burrow.topic", scenario.burrow.topic, topics)
+    _check_groups(scenario)
     _check_faults(scenario)
     return scenario
+
+
+def subscribes(scenario: Scenario, consumer: ConsumerSection) -> bool:
+    """Whether ``consumer`` (one of ``scenario.consumers``) joins its group rather than being
+    assigned its partitions: ``group_membership`` ``"on"``, or ``"auto"`` with another
+    consumer of the scenario in the same group."""
+    config = consumer.config
+    if config.group_membership != "auto":
+        return config.group_membership == "on"
+    if config.group_id is None:
+        return False
+    members = [c for c in scenario.consumers if c.config.group_id == config.group_id]
+    burrow = scenario.burrow
+    return len(members) > 1 or (burrow is not None and burrow.consumer.group_id == config.group_id)
+
+
+def _check_groups(scenario: Scenario) -> None:
+    """Members' session timeouts are within the cluster's bounds; Burrow (which does not join
+    groups) shares no group with a member."""
+    group = scenario.cluster.group
+    low, high = group.group_min_session_timeout_ms, group.group_max_session_timeout_ms
+    burrow_group = None if scenario.burrow is None else scenario.burrow.consumer.group_id
+    for i, consumer in enumerate(scenario.consumers):
+        if not subscribes(scenario, consumer):
+            continue
+        timeout = consumer.config.session_timeout_ms
+        if not low <= timeout <= high:
+            raise ScenarioError(
+                f"consumers[{i}].session_timeout_ms",
+                f"must be within cluster.group_min_session_timeout_ms ({low}) and "
+                f"cluster.group_max_session_timeout_ms ({high}), got {timeout} (the "
+                "coordinator would answer INVALID_SESSION_TIMEOUT)",
+            )
+        if consumer.config.group_id == burrow_group:
+            raise ScenarioError(
+                f"consumers[{i}].group_id",
+                f"group {burrow_group!r} is the Burrow consumer's, which does not join groups "
+                "(its commits would be refused): use another group_id, or group_membership = "
+                "'off'",
+            )
 
 
 def consumer_ids(scenario: Scenario) -> list[str]:

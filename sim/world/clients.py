@@ -7,6 +7,10 @@ Each client is a node on the network named by its client id (``producer-<i>``,
 randomness from the stream named by its client id (``<id>:workload`` for a producer's
 arrivals, sizes and keys), so adding a client does not perturb the others.
 
+A plain consumer joins its group (``subscribe``) when its ``group_membership`` is ``"on"``, or
+``"auto"`` and another consumer of the scenario has the same ``group_id``; otherwise it is
+assigned every partition of its topics, as before group membership existed.
+
 Consumers live in a :class:`ConsumerSlot`, which can crash the running instance (no final
 commit) and start a new one for the same group: the new instance resumes from the group's
 committed offsets, so whatever was delivered but not committed is delivered again.
@@ -18,6 +22,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from apis.header import ApiKeys
 from apis.request_channel import Request
 from cluster import broker_node_name
 from replica.types import TopicPartition
@@ -38,10 +43,16 @@ from sim.scenario import (
     ProducerSection,
     Scenario,
     consumer_ids,
+    subscribes,
 )
 from sim.world.transport import SimTransport
 
 __all__ = ["ClientPort", "ConsumerSlot", "ProducerClient", "start_clients"]
+
+
+_API_VERSIONS = {ApiKeys.JOIN_GROUP: 9}
+"""Request versions the clients send where a rule depends on it (Kafka 3.9's consumer sends
+JoinGroup v9: MEMBER_ID_REQUIRED applies from v4); every other request goes as version 0."""
 
 
 class ClientPort:
@@ -73,6 +84,7 @@ class ClientPort:
             correlation_id=next(self._correlation_ids),
             client_id=self.client_id,
             connection_id=connection,
+            api_version=_API_VERSIONS.get(request.API_KEY, 0),
         )
         self._transport.send(self.client_id, broker_id, wrapped, on_response)
 
@@ -178,7 +190,7 @@ def _start_unless_stopped(consumer: Consumer | BurrowConsumer) -> None:
 
 
 def _plain_consumer(
-    context: _Context, client_id: str, section: ConsumerSection
+    context: _Context, client_id: str, section: ConsumerSection, subscribe: bool
 ) -> Callable[[], Consumer]:
     port = context.port(client_id)
     config = section.config
@@ -190,7 +202,10 @@ def _plain_consumer(
             context.sim, port, metadata, config, rng=context.sim.rng(client_id),
             recorder=context.recorder, client_id=client_id,
         )  # fmt: skip
-        consumer.assign(context.assignment(section.topics))
+        if subscribe:
+            consumer.subscribe(section.topics)
+        else:
+            consumer.assign(context.assignment(section.topics))
         metadata.refresh(lambda: _start_unless_stopped(consumer))
         return consumer
 
@@ -238,7 +253,7 @@ def start_clients(
         for i, section in enumerate(scenario.producers)
     ]
     builders: list[Callable[[], Consumer | BurrowConsumer]] = [
-        _plain_consumer(context, f"consumer-{i}", section)
+        _plain_consumer(context, f"consumer-{i}", section, subscribes(scenario, section))
         for i, section in enumerate(scenario.consumers)
     ]
     if scenario.burrow is not None:
