@@ -39,7 +39,9 @@ its partitions from the leader's range assignment, heartbeats, and commits with 
 generation. When a rebalance begins it does what Kafka's ``onJoinPrepare`` does inside
 ``poll()`` (so a busy built-in application first finishes its batch): with auto-commit, a sync
 commit of the consumed positions; then it revokes every partition (positions and held records
-dropped) and rejoins; the new assignment resumes from the group's committed offsets, so what
+dropped) and rejoins; an ``on_revoke`` listener (Kafka's ``onPartitionsRevoked``) runs before
+the revocation and says when it is done (no records are handed over meanwhile). The new
+assignment resumes from the group's committed offsets, so what
 another member delivered but did not commit is delivered again. ``close`` commits as usual,
 then sends LeaveGroup; ``crash`` stops the consumer at once without committing or leaving (a
 killed process): the coordinator notices when its session times out.
@@ -115,6 +117,7 @@ class Consumer:
         recorder: ClientRecorder,
         client_id: str = "consumer",
         on_records: Callable[[ConsumerRecords], None] | None = None,
+        on_revoke: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.config = config = config if config is not None else ConsumerConfig()
         self.client_id = client_id
@@ -124,7 +127,8 @@ class Consumer:
         # The parts (see the module doc) call each other through callbacks; the lambdas reach
         # parts that are created further down.
         positions = self._positions = Positions()
-        ledger = CommitLedger()
+        ledger = self._ledger = CommitLedger()
+        self._on_revoke = on_revoke
         stopped = self._is_stopped
         self._metadata = metadata
         requests = self._requests = ConsumerRequests(
@@ -355,15 +359,29 @@ class Consumer:
             if self._state in (ConsumerState.CLOSING, ConsumerState.STOPPED):
                 return
             self._positions.revoke()
+            self._ledger.clear()
             self._poller.drop_held()
             self._transition(LifecycleEvent.REVOKED)
             then()
 
+        def listener(_error: Errors = Errors.NONE) -> None:
+            on_revoke = self._on_revoke
+            if on_revoke is None:
+                revoke()
+                return
+            unblock = self._poller.block_until(None)  # nothing is polled until it is done
+
+            def done() -> None:
+                revoke()
+                unblock(Errors.NONE)
+
+            on_revoke(done)
+
         def in_poll() -> None:
             if self.config.enable_auto_commit:
-                self.commit_sync(None, revoke, trigger="revoke")
+                self.commit_sync(None, listener, trigger="revoke")
             else:
-                revoke()
+                listener()
 
         self._poller.run_in_poll(in_poll)
 

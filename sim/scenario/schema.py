@@ -173,7 +173,8 @@ class ConsumerCrash:
     """A fault: consumer ``consumer`` is killed at ``at`` (no final commit) and, after
     ``duration`` if set, a new instance starts from the group's committed offsets.
 
-    ``consumer`` is a client id: ``burrow`` or ``consumer-<i>`` (the i-th ``[[consumers]]``).
+    ``consumer`` is a client id: ``consumer-<i>`` (the i-th ``[[consumers]]``), ``burrow`` or
+    ``burrow-<i>`` (the other Burrow ``members``).
     """
 
     type: Literal["consumer_crash"] = "consumer_crash"
@@ -260,50 +261,68 @@ def check_scenario(scenario: Scenario) -> Scenario:
     return scenario
 
 
-def subscribes(scenario: Scenario, consumer: ConsumerSection) -> bool:
-    """Whether ``consumer`` (one of ``scenario.consumers``) joins its group rather than being
-    assigned its partitions: ``group_membership`` ``"on"``, or ``"auto"`` with another
-    consumer of the scenario in the same group."""
-    config = consumer.config
+def subscribes(scenario: Scenario, consumer: ConsumerSection | BurrowSection) -> bool:
+    """Whether ``consumer`` (one of ``scenario.consumers``, or ``scenario.burrow``) joins its
+    group rather than being assigned every partition: ``group_membership`` ``"on"``, or
+    ``"auto"`` with another consumer of the scenario in the same group (Burrow's
+    ``members`` count each)."""
+    config = consumer.consumer if isinstance(consumer, BurrowSection) else consumer.config
     if config.group_membership != "auto":
         return config.group_membership == "on"
     if config.group_id is None:
         return False
-    members = [c for c in scenario.consumers if c.config.group_id == config.group_id]
+    members = sum(c.config.group_id == config.group_id for c in scenario.consumers)
     burrow = scenario.burrow
-    return len(members) > 1 or (burrow is not None and burrow.consumer.group_id == config.group_id)
+    if burrow is not None and burrow.consumer.group_id == config.group_id:
+        members += burrow.members
+    return members > 1
 
 
 def _check_groups(scenario: Scenario) -> None:
-    """Members' session timeouts are within the cluster's bounds; Burrow (which does not join
-    groups) shares no group with a member."""
+    """Members' session timeouts are within the cluster's bounds; a group has only members or
+    only assigned consumers (an assigned consumer's commits to a group with members are
+    refused); several Burrow consumers join their group."""
     group = scenario.cluster.group
     low, high = group.group_min_session_timeout_ms, group.group_max_session_timeout_ms
-    burrow_group = None if scenario.burrow is None else scenario.burrow.consumer.group_id
-    for i, consumer in enumerate(scenario.consumers):
-        if not subscribes(scenario, consumer):
-            continue
-        timeout = consumer.config.session_timeout_ms
-        if not low <= timeout <= high:
+    sections: list[tuple[str, ConsumerSection | BurrowSection]] = [
+        (f"consumers[{i}]", consumer) for i, consumer in enumerate(scenario.consumers)
+    ]
+    if scenario.burrow is not None:
+        sections.append(("burrow.consumer", scenario.burrow))
+    joined: dict[str | None, bool] = {}
+    for path, section in sections:
+        member = subscribes(scenario, section)
+        config = section.consumer if isinstance(section, BurrowSection) else section.config
+        if isinstance(section, BurrowSection) and section.members > 1 and not member:
             raise ScenarioError(
-                f"consumers[{i}].session_timeout_ms",
+                "burrow.members",
+                f"{section.members} Burrow consumers must join their group: set "
+                "burrow.consumer.group_membership to 'auto' or 'on'",
+            )
+        if config.group_id is not None and joined.setdefault(config.group_id, member) != member:
+            raise ScenarioError(
+                f"{path}.group_membership",
+                f"group {config.group_id!r} has members and assigned consumers: an assigned "
+                "consumer's commits would be refused (set group_membership alike, or use "
+                "another group_id)",
+            )
+        timeout = config.session_timeout_ms
+        if member and not low <= timeout <= high:
+            raise ScenarioError(
+                f"{path}.session_timeout_ms",
                 f"must be within cluster.group_min_session_timeout_ms ({low}) and "
                 f"cluster.group_max_session_timeout_ms ({high}), got {timeout} (the "
                 "coordinator would answer INVALID_SESSION_TIMEOUT)",
             )
-        if consumer.config.group_id == burrow_group:
-            raise ScenarioError(
-                f"consumers[{i}].group_id",
-                f"group {burrow_group!r} is the Burrow consumer's, which does not join groups "
-                "(its commits would be refused): use another group_id, or group_membership = "
-                "'off'",
-            )
 
 
 def consumer_ids(scenario: Scenario) -> list[str]:
-    """Client ids of the scenario's consumers: ``consumer-<i>``, then ``burrow`` if present."""
+    """Client ids of the scenario's consumers: ``consumer-<i>``, then, with ``[burrow]``,
+    ``burrow`` and ``burrow-<i>`` for its other ``members``."""
     ids = [f"consumer-{i}" for i in range(len(scenario.consumers))]
-    return ids + (["burrow"] if scenario.burrow is not None else [])
+    if scenario.burrow is not None:
+        ids += ["burrow"] + [f"burrow-{i}" for i in range(1, scenario.burrow.members)]
+    return ids
 
 
 def _check_faults(scenario: Scenario) -> None:

@@ -23,10 +23,10 @@ Per client (source: its client id):
   request counts once per response); the errors per interval are the differences;
 * ``pool_queue_depth`` and ``pool_in_flight`` (the Burrow consumer): jobs waiting in the
   worker pool's job queue (at most ``job_queue_size``), and jobs a worker holds (processing,
-  or its result waiting for room in the result queue); ``assigned_partitions`` (a consumer
-  that joins its group): the partitions the group assigned it, 0 between a revocation and the
-  next assignment. A crashed consumer reports 0 until it
-  restarts; probes read the running instance at sampling time.
+  or its result waiting for room in the result queue); ``assigned_partitions`` (a consumer,
+  plain or Burrow, that joins its group): the partitions the group assigned it, 0 between a
+  revocation and the next assignment. A crashed consumer reports 0 until it restarts; probes
+  read the running instance at sampling time.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from functools import partial
 from cluster import Cluster
 from replica.errors import Errors
 from replica.types import TopicPartition
-from sim.clients import BurrowConsumer, Consumer, Producer
+from sim.clients import BurrowConsumer, Producer
 from sim.output import MetricsRecorder
 from sim.output.health import GROUP_LAG, PRODUCER_BACKLOG
-from sim.scenario import Scenario, consumer_ids, subscribes
+from sim.scenario import BurrowSection, ConsumerSection, Scenario, consumer_ids, subscribes
 from sim.world.clients import ConsumerSlot, ProducerClient
 
 __all__ = ["group_lag", "register_client_probes"]
@@ -83,14 +83,18 @@ def _pool_in_flight(slot: ConsumerSlot) -> int:
 
 def _assigned_partitions(slot: ConsumerSlot) -> int:
     instance = slot.instance
-    return len(instance.assignment) if isinstance(instance, Consumer) and slot.running else 0
+    consumer = instance.consumer if isinstance(instance, BurrowConsumer) else instance
+    return len(consumer.assignment) if slot.running else 0
 
 
 def _members(scenario: Scenario) -> set[str]:
     """Client ids of the consumers that join their group."""
+    sections: list[ConsumerSection | BurrowSection] = list(scenario.consumers)
+    if scenario.burrow is not None:
+        sections += [scenario.burrow] * scenario.burrow.members
     return {
         client_id
-        for client_id, section in zip(consumer_ids(scenario), scenario.consumers, strict=False)
+        for client_id, section in zip(consumer_ids(scenario), sections, strict=True)
         if subscribes(scenario, section)
     }
 
@@ -102,7 +106,8 @@ def _groups(scenario: Scenario) -> dict[str, tuple[str | None, list[TopicPartiti
         (section.config.group_id, section.topics) for section in scenario.consumers
     ]
     if scenario.burrow is not None:
-        sections.append((scenario.burrow.consumer.group_id, [scenario.burrow.topic]))
+        burrow = (scenario.burrow.consumer.group_id, [scenario.burrow.topic])
+        sections += [burrow] * scenario.burrow.members
     return {
         client_id: (group, [TopicPartition(t, p) for t in topics for p in range(partitions[t])])
         for client_id, (group, topics) in zip(consumer_ids(scenario), sections, strict=True)

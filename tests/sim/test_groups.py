@@ -11,7 +11,7 @@ import pytest
 
 from replica.types import TopicPartition
 from sim.clients import Consumer
-from sim.clients.consumer_group import MemberState
+from sim.clients.consumer_group import TRANSITIONS, MemberEvent, MemberState
 from sim.clients.range_assignor import (
     decode_assignment,
     decode_subscription,
@@ -20,7 +20,7 @@ from sim.clients.range_assignor import (
     range_assign,
 )
 from sim.runner import run_scenario
-from sim.scenario import ScenarioError, load_scenario
+from sim.scenario import ScenarioError, load_scenario, subscribes
 from sim.world.clients import ConsumerSlot
 from tests.sim.world_scenarios import built_world, small_scenario
 
@@ -170,10 +170,71 @@ def test_group_knobs_are_checked(overrides: tuple[str, ...], message: str) -> No
     assert message in str(caught.value)
 
 
-def test_a_member_may_not_share_burrows_group() -> None:
+def test_a_group_has_only_members_or_only_assigned_consumers() -> None:
     member = {**_MEMBER, "group_id": "burrow"}
-    with pytest.raises(ScenarioError, match=r"consumers\[0\]\.group_id"):
-        small_scenario(*_GROUP, consumers=[member, member])
+    with pytest.raises(ScenarioError, match=r"burrow\.consumer\.group_membership: group 'burrow'"):
+        small_scenario(*_GROUP, "burrow.consumer.group_membership=off", consumers=[member])
+    with pytest.raises(ScenarioError, match=r"burrow\.members: 2 Burrow consumers must join"):
+        small_scenario(
+            *_GROUP, "burrow.members=2", "burrow.consumer.group_membership=off", consumers=[]
+        )
+    # A consumer sharing Burrow's group makes both members.
+    scenario = small_scenario(
+        *_GROUP, "burrow.consumer.session_timeout_ms=20000", consumers=[member]
+    )
+    assert subscribes(scenario, scenario.consumers[0]) and subscribes(scenario, scenario.burrow)
+
+
+_BURROW = (
+    *_GROUP,
+    "burrow.members=3",
+    "burrow.consumer.heartbeat_interval_ms=300",
+    "burrow.consumer.session_timeout_ms=1500",
+    "burrow.commit_interval_ms=200",
+)
+
+
+@pytest.mark.parametrize("failures", [0.0, 0.05])
+def test_burrow_members_share_the_group_and_survivors_take_over(failures: float) -> None:
+    """Three Burrow consumers in one group; burrow-2 is killed. The survivors revoke (waiting
+    for their work in flight and committing it), rejoin and consume everything; with failing
+    attempts the pool runs every job as events, without them on the batch schedule."""
+    crash = {"type": "consumer_crash", "consumer": "burrow-2", "at": "1s"}
+    scenario = small_scenario(
+        *_BURROW,
+        f"burrow.failure_probability={failures}",
+        "burrow.max_retries=10",
+        "burrow.processing_time.mean=20ms",  # jobs in flight when the rebalance begins
+        "simulation.duration=4s",
+        consumers=[],
+        faults=[crash],
+    )
+    sim, world, recorder = built_world(scenario)
+    sim.run_until(1_000_000)
+    assert set(world.consumers) == {"burrow", "burrow-1", "burrow-2"}
+    first = {cid: set(slot.instance.consumer.assignment) for cid, slot in world.consumers.items()}
+    assert all(len(tps) == 1 for tps in first.values()) and set().union(*first.values()) == _ALL
+    (orphan,) = first["burrow-2"]
+    sim.run_until(4_000_000)
+    survivors = {
+        cid: set(slot.instance.consumer.assignment)
+        for cid, slot in world.consumers.items()
+        if slot.running
+    }
+    assert set(survivors) == {"burrow", "burrow-1"}
+    assert set().union(*survivors.values()) == _ALL
+    for cid in survivors:
+        membership = world.consumers[cid].instance.consumer.membership
+        assert membership is not None and membership.rebalances == 1
+    messages, _, _ = recorder.tables()
+    sent = messages.column("sent_us")
+    due = pc.and_(
+        pc.equal(messages.column("ack_error"), 0),
+        pc.and_(pc.greater_equal(sent, 500_000), pc.less(sent, 3_000_000)),
+    )
+    assert pc.all(pc.is_valid(messages.column("committed_us").filter(due))).as_py()
+    again = messages.filter(pc.greater(messages.column("deliveries"), 1))
+    assert set(again.column("partition").to_pylist()) <= {orphan.partition}
 
 
 def test_membership_on_needs_a_group_id() -> None:
@@ -199,3 +260,15 @@ def test_the_bundled_rebalance_scenario_loads() -> None:
     scenario = load_scenario("rebalance")
     assert len(scenario.consumers) == 3
     assert {c.group_id for c in scenario.consumers} == {"app"}
+
+
+def test_the_member_state_table() -> None:
+    s, e = MemberState, MemberEvent
+    assert dict(TRANSITIONS) == {
+        (s.UNJOINED, e.JOIN): s.PREPARING_REBALANCE,
+        (s.PREPARING_REBALANCE, e.JOINED): s.COMPLETING_REBALANCE,
+        (s.COMPLETING_REBALANCE, e.SYNCED): s.STABLE,
+        (s.PREPARING_REBALANCE, e.RESET): s.UNJOINED,
+        (s.COMPLETING_REBALANCE, e.RESET): s.UNJOINED,
+        (s.STABLE, e.RESET): s.UNJOINED,
+    }
