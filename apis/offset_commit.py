@@ -27,8 +27,9 @@ class OffsetCommitRequestPartition:
 class OffsetCommitRequest:
     """Commit ``offsets`` for ``group_id``.
 
-    ``generation_id`` / ``member_id`` are Kafka's group-membership fields; the model has no
-    group membership yet, so they are carried but not checked (a "simple" consumer commit).
+    ``generation_id`` / ``member_id`` are Kafka's group-membership fields, checked by the
+    group coordinator; generation -1 and no member id is a commit from outside group
+    management (an ``assign()``-mode consumer).
     """
 
     API_KEY: ClassVar[ApiKeys] = ApiKeys.OFFSET_COMMIT

@@ -1,6 +1,8 @@
-"""A simulated Kafka consumer: manual assignment, long-poll fetches, offset commits.
+"""A simulated Kafka consumer: manual assignment or group membership, long-poll fetches,
+offset commits.
 
-Lifecycle: ``assign`` partitions, ``start``. With a ``group_id`` the consumer first asks the
+Lifecycle: ``assign`` partitions (or ``subscribe`` to topics), ``start``. With a ``group_id``
+the consumer first asks the
 coordinator for the group's committed positions (OffsetFetch) and resumes from them; a
 partition without one starts at ``auto_offset_reset`` (ListOffsets to its leader). Then it
 keeps one fetch in flight per leader broker, carrying every fetchable partition that broker
@@ -30,9 +32,19 @@ Commits (positions are "next offset to read"):
   ``auto_commit_interval_ms``; Java commits inside ``poll()``, so a commit falling due while the
   built-in application is processing waits for its next poll. ``close`` commits synchronously.
 
-There is no group membership (no JoinGroup/heartbeats): the model's coordinator has none yet,
-so the consumer behaves like Kafka's ``assign()``-mode consumer that commits for a group.
-``crash`` stops the consumer at once without committing (a killed process).
+Group membership. An assigned consumer (``assign``) commits for its group from outside group
+management, like Kafka's ``assign()``-mode consumer (generation -1). A subscribed consumer
+(``subscribe``) is a member of its group (:mod:`sim.clients.consumer_group`): it joins, gets
+its partitions from the leader's range assignment, heartbeats, and commits with its
+generation. When a rebalance begins it does what Kafka's ``onJoinPrepare`` does inside
+``poll()`` (so a busy built-in application first finishes its batch): with auto-commit, a sync
+commit of the consumed positions; then it revokes every partition (positions and held records
+dropped) and rejoins; an ``on_revoke`` listener (Kafka's ``onPartitionsRevoked``) runs before
+the revocation and says when it is done (no records are handed over meanwhile). The new
+assignment resumes from the group's committed offsets, so what
+another member delivered but did not commit is delivered again. ``close`` commits as usual,
+then sends LeaveGroup; ``crash`` stops the consumer at once without committing or leaving (a
+killed process): the coordinator notices when its session times out.
 
 Errors: NOT_LEADER_OR_FOLLOWER and similar fetch errors refresh metadata; OFFSET_OUT_OF_RANGE
 resets the partition with ``auto_offset_reset``; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
@@ -50,7 +62,8 @@ in ``Consumer.__init__``:
 * :mod:`~sim.clients.consumer_fetcher`: the fetch loop;
 * :mod:`~sim.clients.consumer_poll`: held records and the application's ``poll()``;
 * :mod:`~sim.clients.consumer_app`: the built-in application;
-* :mod:`~sim.clients.consumer_commits`: commits (sync, async) and auto-commit.
+* :mod:`~sim.clients.consumer_commits`: commits (sync, async) and auto-commit;
+* :mod:`~sim.clients.consumer_group`: group membership (subscribed consumers only).
 
 State that used to be boolean flags: *started* and *stopped* (and the implicit "coordinator
 unknown", "OffsetFetch outstanding" and "final commit outstanding" phases) are the lifecycle's
@@ -73,6 +86,7 @@ from sim.clients.consumer_app import BuiltInApplication
 from sim.clients.consumer_commits import AutoCommit, CommitCallback, Committer
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.consumer_fetcher import ConsumerRecords, Fetcher
+from sim.clients.consumer_group import NO_GENERATION, GroupMembership
 from sim.clients.consumer_offset_lookup import OffsetLookup
 from sim.clients.consumer_poll import Poller
 from sim.clients.consumer_positions import Positions
@@ -103,6 +117,7 @@ class Consumer:
         recorder: ClientRecorder,
         client_id: str = "consumer",
         on_records: Callable[[ConsumerRecords], None] | None = None,
+        on_revoke: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.config = config = config if config is not None else ConsumerConfig()
         self.client_id = client_id
@@ -112,12 +127,19 @@ class Consumer:
         # The parts (see the module doc) call each other through callbacks; the lambdas reach
         # parts that are created further down.
         positions = self._positions = Positions()
-        ledger = CommitLedger()
+        ledger = self._ledger = CommitLedger()
+        self._on_revoke = on_revoke
         stopped = self._is_stopped
-        requests = ConsumerRequests(scheduler, network, metadata, config, stopped=stopped)
+        self._metadata = metadata
+        requests = self._requests = ConsumerRequests(
+            scheduler, network, metadata, config, stopped=stopped
+        )
+        self._membership: GroupMembership | None = None  # set by subscribe()
         self._committer = Committer(
             scheduler, config, metadata, requests, positions, ledger, recorder, client_id,
             stopped=stopped,
+            generation=self._generation,
+            on_rejoin_error=self._commit_failed,
         )  # fmt: skip
         self._auto_commit = AutoCommit(
             scheduler,
@@ -191,16 +213,40 @@ class Consumer:
             )
         self._positions.assign(partitions)
 
+    @property
+    def membership(self) -> GroupMembership | None:
+        """The group membership of a subscribed consumer (None if assigned)."""
+        return self._membership
+
+    def subscribe(self, topics: Iterable[str]) -> None:
+        """Consume ``topics`` as a member of the group: ``start`` joins it and the group
+        assigns the partitions. Only on a new consumer with a ``group_id`` and no assignment.
+        Raises ClientStateError."""
+        if self._state is not ConsumerState.NEW or self._positions.assigned:
+            raise ClientStateError("subscribe() is allowed once, on a new unassigned consumer")
+        if self.config.group_id is None:
+            raise ClientStateError("subscribe() needs a group_id")
+        self._membership = GroupMembership(
+            self._scheduler, self.config, self._metadata, self._requests,
+            topics=tuple(topics),
+            prepare_revoke=self._prepare_revoke,
+            on_assigned=self._assigned,
+        )  # fmt: skip
+
     def start(self) -> None:
-        """Look up the starting positions, then fetch. Raises ClientStateError unless the
-        consumer is new and has an assignment."""
+        """Look up the starting positions, then fetch (a subscribed consumer first joins its
+        group). Raises ClientStateError unless the consumer is new and has an assignment or a
+        subscription."""
         if self._state is not ConsumerState.NEW:
             raise ClientStateError(
                 f"start() is allowed once, on a new consumer; it is {self._state.value}"
             )
-        if not self._positions.assigned:
+        if self._membership is not None:
+            self._transition(LifecycleEvent.START_SUBSCRIBED)
+            self._membership.start()
+        elif not self._positions.assigned:
             raise ClientStateError("assign() at least one partition before start()")
-        if self.config.group_id is not None:
+        elif self.config.group_id is not None:
             self._transition(LifecycleEvent.START_IN_GROUP)
             self._lookup.fetch_committed(self._positions.assigned)
         else:
@@ -256,7 +302,12 @@ class Consumer:
         self.pause()
         self._transition(LifecycleEvent.CLOSE)
 
+        if self._membership is not None:
+            self._membership.close()
+
         def finish(_error: Errors = Errors.NONE) -> None:
+            if self._membership is not None:
+                self._membership.leave()
             self._stop(LifecycleEvent.CLOSED, reason)
             if on_done is not None:
                 on_done()
@@ -284,7 +335,62 @@ class Consumer:
     def _stop(self, event: LifecycleEvent, reason: str) -> None:
         self._transition(event)
         self._auto_commit.stop()
+        if self._membership is not None:
+            self._membership.close()
         self._recorder.record(ConsumerHalted(self._scheduler.now, self.client_id, reason))
+
+    # -- group membership ---------------------------------------------------------------------
+
+    def _generation(self) -> tuple[int, str]:
+        """What a commit carries: the member's generation and id, or none when assigned."""
+        if self._membership is None:
+            return NO_GENERATION, ""
+        return self._membership.generation
+
+    def _commit_failed(self, error: Errors) -> None:
+        if self._membership is not None:
+            self._membership.commit_failed(error)
+
+    def _prepare_revoke(self, then: Callable[[], None]) -> None:
+        """A rebalance begins: in ``poll()``, commit if auto-committing, revoke every
+        partition, then ``then()`` (rejoin). See the module doc."""
+
+        def revoke(_error: Errors = Errors.NONE) -> None:
+            if self._state in (ConsumerState.CLOSING, ConsumerState.STOPPED):
+                return
+            self._positions.revoke()
+            self._ledger.clear()
+            self._poller.drop_held()
+            self._transition(LifecycleEvent.REVOKED)
+            then()
+
+        def listener(_error: Errors = Errors.NONE) -> None:
+            on_revoke = self._on_revoke
+            if on_revoke is None:
+                revoke()
+                return
+            unblock = self._poller.block_until(None)  # nothing is polled until it is done
+
+            def done() -> None:
+                revoke()
+                unblock(Errors.NONE)
+
+            on_revoke(done)
+
+        def in_poll() -> None:
+            if self.config.enable_auto_commit:
+                self.commit_sync(None, listener, trigger="revoke")
+            else:
+                listener()
+
+        self._poller.run_in_poll(in_poll)
+
+    def _assigned(self, partitions: tuple[TopicPartition, ...]) -> None:
+        """The group assigned ``partitions``: resume them from the committed offsets."""
+        self._positions.assign(partitions)
+        self._transition(LifecycleEvent.ASSIGNED)
+        if partitions:
+            self._lookup.fetch_committed(self._positions.assigned)
 
 
 def _returns_at_once() -> bool:

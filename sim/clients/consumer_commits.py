@@ -17,6 +17,12 @@
 
 Once the consumer has stopped no attempt is made, so a commit still outstanding never reports.
 
+A member of its group (:mod:`sim.clients.consumer_group`) commits with its ``generation``
+(generation id and member id, read at each attempt); a commit that fails with an error saying
+the member must rejoin is reported to ``on_rejoin_error`` before ``on_done``. Without
+membership the generation is -1 and the member id empty (a commit from outside group
+management).
+
 :class:`AutoCommit` is ``enable_auto_commit``: every ``auto_commit_interval_ms`` an async commit
 of the consumed positions. Kafka's consumer commits inside ``poll()``, so when the interval
 elapses while the application is away from ``poll()`` (processing, or blocked in a sync
@@ -58,8 +64,10 @@ class Committer:
     __slots__ = (
         "_client_id",
         "_config",
+        "_generation",
         "_ledger",
         "_metadata",
+        "_on_rejoin_error",
         "_positions",
         "_recorder",
         "_requests",
@@ -79,12 +87,16 @@ class Committer:
         client_id: str,
         *,
         stopped: Callable[[], bool],
+        generation: Callable[[], tuple[int, str]],
+        on_rejoin_error: Callable[[Errors], None],
     ) -> None:
         self._scheduler = scheduler
         self._config = config
         self._metadata = metadata
         self._requests = requests
         self._positions = positions
+        self._generation = generation
+        self._on_rejoin_error = on_rejoin_error
         self._ledger = ledger
         self._recorder = recorder
         self._client_id = client_id
@@ -109,6 +121,8 @@ class Committer:
         def finish(error: Errors) -> None:
             if error == Errors.NONE:
                 self._succeeded(positions)
+            else:
+                self._on_rejoin_error(error)
             self._recorder.record(
                 CommitCompleted(
                     self._scheduler.now,
@@ -130,8 +144,12 @@ class Committer:
             if coordinator is None:
                 retry_or_fail(Errors.COORDINATOR_NOT_AVAILABLE)
                 return
+            generation_id, member_id = self._generation()
             request = OffsetCommitRequest(
-                group_id, {tp: OffsetCommitRequestPartition(o) for tp, o in positions.items()}
+                group_id,
+                {tp: OffsetCommitRequestPartition(o) for tp, o in positions.items()},
+                generation_id,
+                member_id,
             )
             self._requests.send(coordinator, request, answered)
 

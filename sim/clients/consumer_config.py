@@ -18,14 +18,43 @@ class ConsumerConfig:
     """Settings of one :class:`~sim.clients.consumer.Consumer`. Times in ms, sizes in bytes.
 
     ``group_id`` None means no group: no OffsetFetch at start (positions come from
-    ``auto_offset_reset``) and no commits. Raises ClientConfigError naming the field when a
-    value is out of range.
+    ``auto_offset_reset``) and no commits. ``group_membership`` says how a scenario starts the
+    consumer: ``"on"`` subscribes (joins the group, which assigns the partitions), ``"off"``
+    assigns every partition itself, ``"auto"`` subscribes only when another consumer of the
+    scenario shares the ``group_id``. Raises ClientConfigError naming the field when a value
+    is out of range.
     """
 
     field_errors: ClassVar[FieldErrors] = FieldErrors(ClientConfigError)
 
     group_id: str | None = attrs.field(
         default=None, metadata=doc("group.id: whose committed offsets to resume from and commit")
+    )
+    group_membership: Literal["auto", "on", "off"] = attrs.field(
+        default="auto",
+        validator=one_of(("auto", "on", "off")),
+        metadata=doc(
+            "join the group (subscribe) or assign partitions; 'auto': join when another "
+            "consumer of the scenario has the same group_id"
+        ),
+    )
+    session_timeout_ms: int = attrs.field(
+        default=45_000,
+        validator=int_at_least(1),
+        metadata=doc("session.timeout.ms: the coordinator drops a member silent this long"),
+    )
+    heartbeat_interval_ms: int = attrs.field(
+        default=3000,
+        validator=int_at_least(1),
+        metadata=doc("heartbeat.interval.ms: period of a member's heartbeats"),
+    )
+    max_poll_interval_ms: int = attrs.field(
+        default=300_000,
+        validator=int_at_least(1),
+        metadata=doc(
+            "max.poll.interval.ms: sent as JoinGroup's rebalance timeout (how long the "
+            "coordinator waits for members to rejoin)"
+        ),
     )
     fetch_min_bytes: int = attrs.field(
         default=1,
@@ -92,3 +121,10 @@ class ConsumerConfig:
                 f"request_timeout_ms ({self.request_timeout_ms}) must be greater than "
                 f"fetch_max_wait_ms ({self.fetch_max_wait_ms}), or every idle fetch times out"
             )
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ClientConfigError(
+                f"heartbeat_interval_ms ({self.heartbeat_interval_ms}) must be less than "
+                f"session_timeout_ms ({self.session_timeout_ms})"
+            )
+        if self.group_membership == "on" and self.group_id is None:
+            raise ClientConfigError("group_membership = 'on' needs a group_id")

@@ -13,6 +13,9 @@ Two lookups fill in :class:`~sim.clients.consumer_positions.Positions`:
   earliest or latest offset (ListOffsets, one request per leader). Partitions without a known
   leader, or whose answer is missing or an error, are tried again after a metadata refresh.
 
+Answers to lookups made before a rebalance revoked the assignment (an older
+:attr:`~sim.clients.consumer_positions.Positions.epoch`) are dropped.
+
 Each time positions become known, ``on_found`` runs (the fetcher then fetches what it can),
 so partitions start fetching one leader's answer at a time, not all together.
 """
@@ -70,19 +73,22 @@ class OffsetLookup:
         coordinator = self._metadata.coordinator_for(group_id)
         if coordinator is None:
             self._transition(LifecycleEvent.COORDINATOR_NEEDED)
-            self._requests.after_refresh(lambda: self.fetch_committed(partitions))
+            self._requests.after_refresh(self._retry_fetch_committed(partitions))
             return
         self._transition(LifecycleEvent.COORDINATOR_FOUND)
         request = OffsetFetchRequest(group_id, partitions)
+        epoch = self._positions.epoch
 
         def answered(response: OffsetFetchResponse | None) -> None:
+            if self._positions.epoch != epoch:
+                return  # revoked meanwhile
             error = Errors.REQUEST_TIMED_OUT if response is None else response.error
             if error != Errors.NONE:
                 if error in COORDINATOR_ERRORS:
                     self._transition(LifecycleEvent.COORDINATOR_NEEDED)
-                    self._requests.after_refresh(lambda: self.fetch_committed(partitions))
+                    self._requests.after_refresh(self._retry_fetch_committed(partitions))
                 else:
-                    self._requests.later(lambda: self.fetch_committed(partitions))
+                    self._requests.later(self._retry_fetch_committed(partitions))
                 return
             assert response is not None
             self._transition(LifecycleEvent.COMMITTED_OFFSETS_FETCHED)
@@ -97,6 +103,16 @@ class OffsetLookup:
             self._on_found()
 
         self._requests.send(coordinator, request, answered)
+
+    def _retry_fetch_committed(self, partitions: tuple[TopicPartition, ...]) -> Callable[[], None]:
+        """:meth:`fetch_committed` again, unless the assignment was revoked meanwhile."""
+        epoch = self._positions.epoch
+
+        def retry() -> None:
+            if self._positions.epoch == epoch:
+                self.fetch_committed(partitions)
+
+        return retry
 
     def reset(self, partitions: Iterable[TopicPartition]) -> None:
         """Forget the positions of ``partitions`` and look them up with ``auto_offset_reset``,
@@ -114,7 +130,7 @@ class OffsetLookup:
             else:
                 by_leader.setdefault(leader, []).append(tp)
         if unknown:
-            self._requests.after_refresh(lambda: self.reset(unknown))
+            self._requests.after_refresh(self._retry_reset(unknown))
         for leader, tps in by_leader.items():
             request = ListOffsetsRequest({tp: timestamp for tp in tps})
             self._requests.send(leader, request, self._reset_answer(tps))
@@ -123,8 +139,11 @@ class OffsetLookup:
         self, partitions: list[TopicPartition]
     ) -> Callable[[ListOffsetsResponse | None], None]:
         """The handler of one leader's ListOffsets answer for ``partitions``."""
+        epoch = self._positions.epoch
 
         def answered(response: ListOffsetsResponse | None) -> None:
+            if self._positions.epoch != epoch:
+                return  # revoked meanwhile
             retry: list[TopicPartition] = []
             for tp in partitions:
                 answer = None if response is None else response.responses.get(tp)
@@ -133,7 +152,17 @@ class OffsetLookup:
                 else:
                     retry.append(tp)
             if retry:
-                self._requests.after_refresh(lambda: self.reset(retry))
+                self._requests.after_refresh(self._retry_reset(retry))
             self._on_found()
 
         return answered
+
+    def _retry_reset(self, partitions: list[TopicPartition]) -> Callable[[], None]:
+        """:meth:`reset` again, unless the assignment was revoked meanwhile."""
+        epoch = self._positions.epoch
+
+        def retry() -> None:
+            if self._positions.epoch == epoch:
+                self.reset(partitions)
+
+        return retry

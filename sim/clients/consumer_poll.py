@@ -16,6 +16,11 @@ no poll, and so no fetch, until it completes. Blocks nest; delivery resumes when
 is lifted.
 
 After every poll the fetch loop gets a chance to run (``fetch_more``).
+
+Group membership acts inside ``poll()``, as in Kafka: :meth:`Poller.run_in_poll` runs an
+action (a rebalance's revocation) at once if the application waits in ``poll()``, else at the
+start of its next poll, before any record is handed over; :meth:`Poller.drop_held` discards
+the held records of revoked partitions.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ class Poller:
 
     __slots__ = (
         "_app_busy",
+        "_at_poll",
         "_blocks",
         "_client_id",
         "_config",
@@ -79,6 +85,7 @@ class Poller:
         self._fetch_more = fetch_more
         self._held = ConsumerRecords()
         self._blocks = 0  # blocking sync commits outstanding
+        self._at_poll: Callable[[], None] | None = None  # to run at the application's next poll
 
     @property
     def wants_records(self) -> bool:
@@ -102,6 +109,11 @@ class Poller:
     def poll(self) -> None:
         """The application's ``poll()``: hand over every held record, then fetch more. Records
         held when the consumer has stopped are dropped."""
+        action, self._at_poll = self._at_poll, None
+        if action is not None:
+            action()
+            if not self.app_in_poll:  # the action blocked delivery (a commit)
+                return
         records, self._held = self._held, ConsumerRecords()
         if records and not self._stopped():
             tps, offsets, message_ids = records.tps, records.offsets, records.message_ids
@@ -115,6 +127,18 @@ class Poller:
             )
             self._hand_over(records)
         self._fetch_more()
+
+    def run_in_poll(self, action: Callable[[], None]) -> None:
+        """Run ``action`` now if the application waits in ``poll()``, else at the start of its
+        next poll (one action at a time)."""
+        if self.app_in_poll:
+            action()
+        else:
+            self._at_poll = action
+
+    def drop_held(self) -> None:
+        """Discard the records held for the application (their partitions were revoked)."""
+        self._held = ConsumerRecords()
 
     def block_until(self, on_done: CommitCallback | None) -> CommitCallback:
         """Block delivery until the returned callback (which calls ``on_done``) is called."""

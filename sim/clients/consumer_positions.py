@@ -13,6 +13,8 @@ A partition whose fetch position is unknown is not fetched: its position is bein
 (OffsetFetch at start, or ListOffsets for ``auto_offset_reset``, see
 :mod:`sim.clients.consumer_offset_lookup`). :meth:`Positions.start_at` sets the consumed and
 fetch positions together; :meth:`Positions.forget` clears both before a reset.
+:meth:`Positions.revoke` (a rebalance) drops the assignment and every position, and starts a
+new *epoch*: answers to lookups made for an older epoch are stale and must be ignored.
 
 Plain bookkeeping: no requests, no clock. Mapping order is insertion order, and every method
 changes it exactly as the consumer always did (commits of "the consumed positions" list the
@@ -32,9 +34,10 @@ class Positions:
     """The assignment and, per assigned partition, its consumed, fetch and committed
     positions."""
 
-    __slots__ = ("_assigned", "_committed", "_consumed", "_fetch")
+    __slots__ = ("_assigned", "_committed", "_consumed", "_epoch", "_fetch")
 
     def __init__(self) -> None:
+        self._epoch = 0
         self._assigned: tuple[TopicPartition, ...] = ()
         self._consumed: dict[TopicPartition, int] = {}
         self._fetch: dict[TopicPartition, int] = {}
@@ -48,6 +51,19 @@ class Positions:
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         """Replace the assignment (duplicates dropped, first occurrence kept)."""
         self._assigned = tuple(dict.fromkeys(partitions))
+
+    @property
+    def epoch(self) -> int:
+        """How many times the assignment was revoked."""
+        return self._epoch
+
+    def revoke(self) -> None:
+        """A rebalance takes every partition away: forget the assignment and all positions."""
+        self._epoch += 1
+        self._assigned = ()
+        self._consumed.clear()
+        self._fetch.clear()
+        self._committed.clear()
 
     def consumed(self, tp: TopicPartition) -> int | None:
         """The next offset the application will receive from ``tp`` (None until known)."""

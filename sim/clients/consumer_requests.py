@@ -3,7 +3,8 @@
 Every other part of the consumer reaches brokers and the metadata view only through
 :class:`ConsumerRequests`, which gives three primitives:
 
-* :meth:`~ConsumerRequests.send`: schedule the client-side timeout (``request_timeout_ms``),
+* :meth:`~ConsumerRequests.send`: schedule the client-side timeout (``request_timeout_ms``
+  unless the request needs longer, as JoinGroup does),
   then hand the request to the network. Whichever comes first, the response or the timeout,
   settles the request: ``on_answer`` runs once, with the response or None, and the other is
   dropped. A request is outstanding exactly while its timeout timer is held.
@@ -61,9 +62,16 @@ class ConsumerRequests:
         self._stopped = stopped
         self._refreshing = False  # a metadata refresh is in flight (it has no request object)
 
-    def send(self, broker_id: int, request: Any, on_answer: Callable[[Any], None]) -> None:
-        """Send ``request``; ``on_answer`` gets the response, or None on the client timeout.
-        Nothing is called once the consumer has stopped."""
+    def send(
+        self,
+        broker_id: int,
+        request: Any,
+        on_answer: Callable[[Any], None],
+        timeout_ms: int | None = None,
+    ) -> None:
+        """Send ``request``; ``on_answer`` gets the response, or None on the client timeout
+        (``timeout_ms``, default ``request_timeout_ms``). Nothing is called once the consumer
+        has stopped."""
         timer: Event | None = None  # set until the request is settled
 
         def settle(response: Any) -> None:
@@ -77,9 +85,9 @@ class ConsumerRequests:
 
         # partial, not a lambda: a closure over `settle` would make the compiled build keep
         # `settle` in the shared environment, a reference cycle per request.
-        timer = self._scheduler.call_later(
-            self._config.request_timeout_ms * _US_PER_MS, partial(settle, None)
-        )
+        if timeout_ms is None:
+            timeout_ms = self._config.request_timeout_ms
+        timer = self._scheduler.call_later(timeout_ms * _US_PER_MS, partial(settle, None))
         self._network.send(broker_id, request, settle)
 
     def later(self, action: Callable[[], None]) -> None:

@@ -8,14 +8,22 @@ fails loudly at the step that took it instead of leaving the consumer half in tw
 
 The states, in the order a consumer of a group goes through them::
 
-    NEW --start, group----> LOOKING_UP_COORDINATOR <--coordinator needed--+
-     |                          |  coordinator found                      |
-     |                          v                                         |
-     |                      FETCHING_COMMITTED_OFFSETS -------------------+
-     |                          |  committed offsets fetched
-     |                          v
-     +--start, no group---> CONSUMING --close--> CLOSING --closed--> STOPPED
+    NEW --start, subscribed--> JOINING_GROUP <-----------revoked----------------+
+     |                              |  assigned                                 |
+     |                              v                                           |
+     +--start, group----> LOOKING_UP_COORDINATOR <--coordinator needed--+       |
+     |                          |  coordinator found                    |       |
+     |                          v                                       |       |
+     |                      FETCHING_COMMITTED_OFFSETS -----------------+       |
+     |                          |  committed offsets fetched                    |
+     |                          v                                               |
+     +--start, no group---> CONSUMING --close--> CLOSING --closed--> STOPPED    |
+                                 +-----------------------------------------------+
 
+A subscribed consumer (group membership, :mod:`sim.clients.consumer_group`) waits in
+JOINING_GROUP until a rebalance assigns it partitions, then looks up their committed offsets
+like an assigned consumer; each later rebalance revokes the partitions (from
+LOOKING_UP_COORDINATOR, FETCHING_COMMITTED_OFFSETS or CONSUMING) and it waits again.
 ``close`` leads to CLOSING from every state but STOPPED (and again from CLOSING), ``crash`` to
 STOPPED from every state but STOPPED. A coordinator lookup or an OffsetFetch that has to be
 retried stays in its state (the self-loops in the table).
@@ -62,6 +70,8 @@ class ConsumerState(enum.Enum):
 
     NEW = "new"
     """Created; partitions may be assigned. Nothing is sent."""
+    JOINING_GROUP = "joining the group"
+    """Subscribed, without partitions: waiting for a rebalance to assign some."""
     LOOKING_UP_COORDINATOR = "looking up the coordinator"
     """Started in a group whose coordinator is unknown: waiting for a metadata refresh."""
     FETCHING_COMMITTED_OFFSETS = "fetching committed offsets"
@@ -79,6 +89,9 @@ class LifecycleEvent(enum.Enum):
 
     START_IN_GROUP = "start with a group_id"
     START_WITHOUT_GROUP = "start without a group_id"
+    START_SUBSCRIBED = "start as a member of the group"
+    ASSIGNED = "partitions assigned by a rebalance"
+    REVOKED = "partitions revoked for a rebalance"
     COORDINATOR_FOUND = "coordinator found"
     COORDINATOR_NEEDED = "coordinator unknown or no longer the coordinator"
     COMMITTED_OFFSETS_FETCHED = "committed offsets fetched"
@@ -89,11 +102,15 @@ class LifecycleEvent(enum.Enum):
 
 _S = ConsumerState
 _E = LifecycleEvent
-_RUNNING = (_S.NEW, _S.LOOKING_UP_COORDINATOR, _S.FETCHING_COMMITTED_OFFSETS, _S.CONSUMING)
+_ASSIGNED = (_S.LOOKING_UP_COORDINATOR, _S.FETCHING_COMMITTED_OFFSETS, _S.CONSUMING)
+_RUNNING = (_S.NEW, _S.JOINING_GROUP, *_ASSIGNED)
 
 TRANSITIONS: Final[Mapping[tuple[ConsumerState, LifecycleEvent], ConsumerState]] = {
     (_S.NEW, _E.START_IN_GROUP): _S.LOOKING_UP_COORDINATOR,
     (_S.NEW, _E.START_WITHOUT_GROUP): _S.CONSUMING,
+    (_S.NEW, _E.START_SUBSCRIBED): _S.JOINING_GROUP,
+    (_S.JOINING_GROUP, _E.ASSIGNED): _S.LOOKING_UP_COORDINATOR,
+    **{(state, _E.REVOKED): _S.JOINING_GROUP for state in _ASSIGNED},
     (_S.LOOKING_UP_COORDINATOR, _E.COORDINATOR_FOUND): _S.FETCHING_COMMITTED_OFFSETS,
     (_S.LOOKING_UP_COORDINATOR, _E.COORDINATOR_NEEDED): _S.LOOKING_UP_COORDINATOR,
     (_S.FETCHING_COMMITTED_OFFSETS, _E.COORDINATOR_FOUND): _S.FETCHING_COMMITTED_OFFSETS,

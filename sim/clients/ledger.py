@@ -36,6 +36,11 @@ class CommitLedger:
             columns[0].append(offset)
             columns[1].append(message_id)
 
+    def clear(self) -> None:
+        """Forget every pending message (a rebalance revoked their partitions: whoever
+        consumes them next delivers and commits them again)."""
+        self._pending.clear()
+
     def committed(self, tp: TopicPartition, position: int) -> tuple[list[int], list[int]]:
         """A commit of ``position`` succeeded: return and forget the offsets and message ids
         it covers (offset < position), in offset order."""

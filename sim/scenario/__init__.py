@@ -43,6 +43,7 @@ from sim.scenario.schema import (
     check_scenario,
     consumer_ids,
     network_nodes,
+    subscribes,
 )
 
 __all__ = [
@@ -73,5 +74,6 @@ __all__ = [
     "load_scenario",
     "network_nodes",
     "resolve_source",
+    "subscribes",
     "with_overrides",
 ]

@@ -8,9 +8,10 @@ what the scenario has to say about where a client reads or writes:
   linger_ms, batch_size, retries...), both flattened into one table.
 * ``[[consumers]]``: ``topics`` plus :class:`~sim.clients.consumer_config.ConsumerConfig`,
   flattened.
-* ``[burrow]``: ``topic`` plus :class:`~sim.clients.burrow.config.BurrowConfig`, flattened,
-  and the inner Kafka consumer's settings as the sub-table ``[burrow.consumer]`` (its
-  ``processing_time`` would clash with Burrow's).
+* ``[burrow]``: ``topic`` and ``members`` (how many Burrow consumers) plus
+  :class:`~sim.clients.burrow.config.BurrowConfig`, flattened, and the inner Kafka consumer's
+  settings as the sub-table ``[burrow.consumer]`` (its ``processing_time`` would clash with
+  Burrow's).
 
 Flattened knobs also read as the section's own attributes (``producers[0].acks`` is
 ``scenario.producers[0].acks`` as well as ``.config.acks``).
@@ -22,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from replica.config_def import doc
+from replica.config_def import at_least, doc
 from sim.clients.burrow.config import BurrowConfig
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.producer_config import ProducerConfig
@@ -93,6 +94,14 @@ class BurrowSection(FlattenedAccess):
     """``[burrow]``: the Burrow consumer (worker pool, gap detection, ordered commits)."""
 
     topic: str = attrs.field(metadata=doc("topic whose partitions it consumes"))
+    members: int = attrs.field(
+        default=1,
+        validator=at_least(1),
+        metadata=doc(
+            "Burrow consumers in the group (client ids burrow, burrow-1, ...); several join "
+            "the group and share its partitions"
+        ),
+    )
     config: BurrowConfig = attrs.field(
         factory=BurrowConfig, metadata=doc("Burrow's settings", flatten=True)
     )

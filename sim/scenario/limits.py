@@ -199,6 +199,13 @@ LIMITS: tuple[Limit, ...] = (
         ("burrow.num_workers",),
         lambda s: iter([] if s.burrow is None else [("burrow.num_workers", s.burrow.num_workers)]),
     ),
+    Limit(
+        "Burrow consumers",
+        100,
+        "each is a consumer, a worker pool and a group member with its own heartbeats",
+        ("burrow.members",),
+        lambda s: iter([] if s.burrow is None else [("burrow.members", s.burrow.members)]),
+    ),
 )
 """Every size limit, in the order they are checked."""
 

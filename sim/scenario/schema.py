@@ -19,7 +19,7 @@ from typing import Literal
 import attrs
 
 from cluster import broker_node_name
-from coordinator.config import OffsetConfig
+from coordinator.config import GroupConfig, OffsetConfig
 from replica.config import BrokerConfig
 from replica.config_def import at_least, doc, optional, require
 from sim.core.distributions import Distribution, Exponential
@@ -43,6 +43,7 @@ __all__ = [
     "check_scenario",
     "consumer_ids",
     "network_nodes",
+    "subscribes",
 ]
 
 CONTROLLER_NODE = "controller"
@@ -104,6 +105,10 @@ class ClusterConfig:
     broker: BrokerConfig = attrs.field(
         factory=BrokerConfig,
         metadata=doc("replica.* and min.insync.replicas settings", flatten=True),
+    )
+    group: GroupConfig = attrs.field(
+        factory=GroupConfig,
+        metadata=doc("the group coordinator's group.* settings", flatten=True),
     )
 
 
@@ -174,7 +179,8 @@ class ConsumerCrash:
     """A fault: consumer ``consumer`` is killed at ``at`` (no final commit) and, after
     ``duration`` if set, a new instance starts from the group's committed offsets.
 
-    ``consumer`` is a client id: ``burrow`` or ``consumer-<i>`` (the i-th ``[[consumers]]``).
+    ``consumer`` is a client id: ``consumer-<i>`` (the i-th ``[[consumers]]``), ``burrow`` or
+    ``burrow-<i>`` (the other Burrow ``members``).
     """
 
     type: Literal["consumer_crash"] = "consumer_crash"
@@ -256,14 +262,73 @@ def check_scenario(scenario: Scenario) -> Scenario:
             _check_topic(f"consumers[{i}].topics[{j}]", name, topics)
     if scenario.burrow is not None:
         _check_topic("burrow.topic", scenario.burrow.topic, topics)
+    _check_groups(scenario)
     _check_faults(scenario)
     return scenario
 
 
+def subscribes(scenario: Scenario, consumer: ConsumerSection | BurrowSection) -> bool:
+    """Whether ``consumer`` (one of ``scenario.consumers``, or ``scenario.burrow``) joins its
+    group rather than being assigned every partition: ``group_membership`` ``"on"``, or
+    ``"auto"`` with another consumer of the scenario in the same group (Burrow's
+    ``members`` count each)."""
+    config = consumer.consumer if isinstance(consumer, BurrowSection) else consumer.config
+    if config.group_membership != "auto":
+        return config.group_membership == "on"
+    if config.group_id is None:
+        return False
+    members = sum(c.config.group_id == config.group_id for c in scenario.consumers)
+    burrow = scenario.burrow
+    if burrow is not None and burrow.consumer.group_id == config.group_id:
+        members += burrow.members
+    return members > 1
+
+
+def _check_groups(scenario: Scenario) -> None:
+    """Members' session timeouts are within the cluster's bounds; a group has only members or
+    only assigned consumers (an assigned consumer's commits to a group with members are
+    refused); several Burrow consumers join their group."""
+    group = scenario.cluster.group
+    low, high = group.group_min_session_timeout_ms, group.group_max_session_timeout_ms
+    sections: list[tuple[str, ConsumerSection | BurrowSection]] = [
+        (f"consumers[{i}]", consumer) for i, consumer in enumerate(scenario.consumers)
+    ]
+    if scenario.burrow is not None:
+        sections.append(("burrow.consumer", scenario.burrow))
+    joined: dict[str | None, bool] = {}
+    for path, section in sections:
+        member = subscribes(scenario, section)
+        config = section.consumer if isinstance(section, BurrowSection) else section.config
+        if isinstance(section, BurrowSection) and section.members > 1 and not member:
+            raise ScenarioError(
+                "burrow.members",
+                f"{section.members} Burrow consumers must join their group: set "
+                "burrow.consumer.group_membership to 'auto' or 'on'",
+            )
+        if config.group_id is not None and joined.setdefault(config.group_id, member) != member:
+            raise ScenarioError(
+                f"{path}.group_membership",
+                f"group {config.group_id!r} has members and assigned consumers: an assigned "
+                "consumer's commits would be refused (set group_membership alike, or use "
+                "another group_id)",
+            )
+        timeout = config.session_timeout_ms
+        if member and not low <= timeout <= high:
+            raise ScenarioError(
+                f"{path}.session_timeout_ms",
+                f"must be within cluster.group_min_session_timeout_ms ({low}) and "
+                f"cluster.group_max_session_timeout_ms ({high}), got {timeout} (the "
+                "coordinator would answer INVALID_SESSION_TIMEOUT)",
+            )
+
+
 def consumer_ids(scenario: Scenario) -> list[str]:
-    """Client ids of the scenario's consumers: ``consumer-<i>``, then ``burrow`` if present."""
+    """Client ids of the scenario's consumers: ``consumer-<i>``, then, with ``[burrow]``,
+    ``burrow`` and ``burrow-<i>`` for its other ``members``."""
     ids = [f"consumer-{i}" for i in range(len(scenario.consumers))]
-    return ids + (["burrow"] if scenario.burrow is not None else [])
+    if scenario.burrow is not None:
+        ids += ["burrow"] + [f"burrow-{i}" for i in range(1, scenario.burrow.members)]
+    return ids
 
 
 def network_nodes(scenario: Scenario) -> dict[str, NodeKind]:

@@ -10,6 +10,9 @@ consumes):
   offset. NaN while it cannot be known: no leader, no coordinator, or the coordinator is
   loading the group's offsets.
 
+Consumers that join one group (:func:`sim.scenario.subscribes`) share its lag: its
+``group_lag`` series are registered once, under the first member's client id.
+
 Per client (source: its client id):
 
 * ``producer_backlog``: messages the producer was given and has not finished with (no
@@ -20,8 +23,10 @@ Per client (source: its client id):
   request counts once per response); the errors per interval are the differences;
 * ``pool_queue_depth`` and ``pool_in_flight`` (the Burrow consumer): jobs waiting in the
   worker pool's job queue (at most ``job_queue_size``), and jobs a worker holds (processing,
-  or its result waiting for room in the result queue). A crashed consumer reports 0 until it
-  restarts; probes read the running instance at sampling time.
+  or its result waiting for room in the result queue); ``assigned_partitions`` (a consumer,
+  plain or Burrow, that joins its group): the partitions the group assigned it, 0 between a
+  revocation and the next assignment. A crashed consumer reports 0 until it restarts; probes
+  read the running instance at sampling time.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from replica.types import TopicPartition
 from sim.clients import BurrowConsumer, Producer
 from sim.output import MetricsRecorder
 from sim.output.health import GROUP_LAG, PRODUCER_BACKLOG
-from sim.scenario import Scenario, consumer_ids
+from sim.scenario import BurrowSection, ConsumerSection, Scenario, consumer_ids, subscribes
 from sim.world.clients import ConsumerSlot, ProducerClient
 
 __all__ = ["group_lag", "register_client_probes"]
@@ -76,6 +81,24 @@ def _pool_in_flight(slot: ConsumerSlot) -> int:
     return instance.busy_workers if isinstance(instance, BurrowConsumer) and slot.running else 0
 
 
+def _assigned_partitions(slot: ConsumerSlot) -> int:
+    instance = slot.instance
+    consumer = instance.consumer if isinstance(instance, BurrowConsumer) else instance
+    return len(consumer.assignment) if slot.running else 0
+
+
+def _members(scenario: Scenario) -> set[str]:
+    """Client ids of the consumers that join their group."""
+    sections: list[ConsumerSection | BurrowSection] = list(scenario.consumers)
+    if scenario.burrow is not None:
+        sections += [scenario.burrow] * scenario.burrow.members
+    return {
+        client_id
+        for client_id, section in zip(consumer_ids(scenario), sections, strict=True)
+        if subscribes(scenario, section)
+    }
+
+
 def _groups(scenario: Scenario) -> dict[str, tuple[str | None, list[TopicPartition]]]:
     """Client id -> (group id, partitions consumed) of every consumer of ``scenario``."""
     partitions = {topic.name: topic.partitions for topic in scenario.topics}
@@ -83,7 +106,8 @@ def _groups(scenario: Scenario) -> dict[str, tuple[str | None, list[TopicPartiti
         (section.config.group_id, section.topics) for section in scenario.consumers
     ]
     if scenario.burrow is not None:
-        sections.append((scenario.burrow.consumer.group_id, [scenario.burrow.topic]))
+        burrow = (scenario.burrow.consumer.group_id, [scenario.burrow.topic])
+        sections += [burrow] * scenario.burrow.members
     return {
         client_id: (group, [TopicPartition(t, p) for t in topics for p in range(partitions[t])])
         for client_id, (group, topics) in zip(consumer_ids(scenario), sections, strict=True)
@@ -106,10 +130,18 @@ def register_client_probes(
         recorder.add_probe(
             source, "produce_errors", partial(recorder.request_errors, source, "Produce")
         )
+    members = _members(scenario)
+    groups_probed: set[str] = set()
     for client_id, (group_id, partitions) in _groups(scenario).items():
         slot = consumers[client_id]
+        if client_id in members:
+            recorder.add_probe(
+                client_id, "assigned_partitions", partial(_assigned_partitions, slot)
+            )
         if group_id is not None:
-            for tp in partitions:
+            shared = client_id in members and group_id in groups_probed
+            groups_probed.add(group_id)
+            for tp in [] if shared else partitions:
                 recorder.add_probe(
                     f"{client_id}:{tp.topic}-{tp.partition}",
                     GROUP_LAG,

@@ -1,11 +1,17 @@
 """The scenario's clients on the simulated cluster: producers, plain consumers, Burrow.
 
 Each client is a node on the network named by its client id (``producer-<i>``,
-``consumer-<i>``, ``burrow``) and talks to the brokers through a :class:`ClientPort`, the
-:class:`~sim.clients.ClientNetwork` over the in-process cluster. A client has its own
-:class:`~sim.clients.ClientMetadata`, refreshed once before the client starts; it draws its
-randomness from the stream named by its client id (``<id>:workload`` for a producer's
-arrivals, sizes and keys), so adding a client does not perturb the others.
+``consumer-<i>``, ``burrow``, ``burrow-<i>``) and talks to the brokers through a
+:class:`ClientPort`, the :class:`~sim.clients.ClientNetwork` over the in-process cluster. A
+client has its own :class:`~sim.clients.ClientMetadata`, refreshed once before the client
+starts; it draws its randomness from the stream named by its client id (``<id>:workload`` for
+a producer's arrivals, sizes and keys), so adding a client does not perturb the others.
+
+A consumer (plain or Burrow) joins its group (``subscribe``) when its ``group_membership`` is
+``"on"``, or ``"auto"`` and another consumer of the scenario has the same ``group_id``
+(:func:`sim.scenario.subscribes`); otherwise it is assigned every partition of its topics, as
+before group membership existed. ``[burrow] members`` Burrow consumers are ``burrow``,
+``burrow-1``, ...
 
 Consumers live in a :class:`ConsumerSlot`, which can crash the running instance (no final
 commit) and start a new one for the same group: the new instance resumes from the group's
@@ -18,6 +24,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from apis.header import ApiKeys
 from apis.request_channel import Request
 from cluster import broker_node_name
 from replica.types import TopicPartition
@@ -38,10 +45,16 @@ from sim.scenario import (
     ProducerSection,
     Scenario,
     consumer_ids,
+    subscribes,
 )
 from sim.world.transport import SimTransport
 
 __all__ = ["ClientPort", "ConsumerSlot", "ProducerClient", "start_clients"]
+
+
+_API_VERSIONS = {ApiKeys.JOIN_GROUP: 9}
+"""Request versions the clients send where a rule depends on it (Kafka 3.9's consumer sends
+JoinGroup v9: MEMBER_ID_REQUIRED applies from v4); every other request goes as version 0."""
 
 
 class ClientPort:
@@ -73,6 +86,7 @@ class ClientPort:
             correlation_id=next(self._correlation_ids),
             client_id=self.client_id,
             connection_id=connection,
+            api_version=_API_VERSIONS.get(request.API_KEY, 0),
         )
         self._transport.send(self.client_id, broker_id, wrapped, on_response)
 
@@ -178,7 +192,7 @@ def _start_unless_stopped(consumer: Consumer | BurrowConsumer) -> None:
 
 
 def _plain_consumer(
-    context: _Context, client_id: str, section: ConsumerSection
+    context: _Context, client_id: str, section: ConsumerSection, subscribe: bool
 ) -> Callable[[], Consumer]:
     port = context.port(client_id)
     config = section.config
@@ -190,7 +204,10 @@ def _plain_consumer(
             context.sim, port, metadata, config, rng=context.sim.rng(client_id),
             recorder=context.recorder, client_id=client_id,
         )  # fmt: skip
-        consumer.assign(context.assignment(section.topics))
+        if subscribe:
+            consumer.subscribe(section.topics)
+        else:
+            consumer.assign(context.assignment(section.topics))
         metadata.refresh(lambda: _start_unless_stopped(consumer))
         return consumer
 
@@ -198,7 +215,7 @@ def _plain_consumer(
 
 
 def _burrow(
-    context: _Context, client_id: str, section: BurrowSection
+    context: _Context, client_id: str, section: BurrowSection, subscribe: bool
 ) -> Callable[[], BurrowConsumer]:
     port = context.port(client_id)
     inner = section.consumer
@@ -209,8 +226,9 @@ def _burrow(
         metadata = context.metadata(port, [section.topic], [group_id], inner.request_timeout_ms)
         burrow = BurrowConsumer(
             context.sim, port, metadata, section.config, inner,
-            partitions=context.assignment([section.topic]), rng=context.sim.rng(client_id),
-            recorder=context.recorder, client_id=client_id,
+            partitions=() if subscribe else context.assignment([section.topic]),
+            topics=[section.topic] if subscribe else (),
+            rng=context.sim.rng(client_id), recorder=context.recorder, client_id=client_id,
         )  # fmt: skip
         metadata.refresh(lambda: _start_unless_stopped(burrow))
         return burrow
@@ -238,11 +256,16 @@ def start_clients(
         for i, section in enumerate(scenario.producers)
     ]
     builders: list[Callable[[], Consumer | BurrowConsumer]] = [
-        _plain_consumer(context, f"consumer-{i}", section)
+        _plain_consumer(context, f"consumer-{i}", section, subscribes(scenario, section))
         for i, section in enumerate(scenario.consumers)
     ]
-    if scenario.burrow is not None:
-        builders.append(_burrow(context, "burrow", scenario.burrow))
+    burrow = scenario.burrow
+    if burrow is not None:
+        member = subscribes(scenario, burrow)
+        builders += [
+            _burrow(context, client_id, burrow, member)
+            for client_id in consumer_ids(scenario)[len(scenario.consumers) :]
+        ]
     slots = {
         client_id: ConsumerSlot(client_id, build)
         for client_id, build in zip(consumer_ids(scenario), builders, strict=True)

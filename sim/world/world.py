@@ -61,7 +61,9 @@ class World:
             self.network.add_node(broker_node_name(broker_id), "broker")
         self.network.add_node(CONTROLLER_NODE, "broker")
         self.transport = SimTransport(sim, self.network, recorder, scenario.cluster, broker_ids)
-        config = KafkaConfig(broker=scenario.cluster.broker, offsets=scenario.offsets)
+        config = KafkaConfig(
+            broker=scenario.cluster.broker, offsets=scenario.offsets, group=scenario.cluster.group
+        )
         self.cluster = Cluster(
             broker_ids,
             config=config,

@@ -578,6 +578,7 @@ LARGE = [
     ),
     ("cluster.num_io_threads=5000", "cluster.num_io_threads: 5,000 request handler threads"),
     ("burrow.num_workers=1000000", "burrow.num_workers: 1,000,000 Burrow workers"),
+    ("burrow.members=1000", "burrow.members: 1,000 Burrow consumers is above the limit of 100"),
     ("producers[0].rate=100000", "producers: 6,000,000 messages expected over all producers"),
     (
         "topics=["

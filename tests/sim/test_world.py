@@ -224,11 +224,21 @@ def test_acks_0_produces_get_no_response_but_their_records_are_consumed() -> Non
     assert pc.all(pc.is_valid(messages.column("delivered_us").filter(sent_early))).as_py()
 
 
+_QUICK = {"rebalance": ["cluster.group_initial_rebalance_delay_ms=0"]}
+"""Overrides that let a scenario deliver within 300 ms (a group's first rebalance waits 6 s)."""
+
+
 @pytest.mark.parametrize("name", sorted(bundled_scenarios()))
 def test_every_bundled_scenario_runs(name: str) -> None:
     """Each bundled scenario builds its world and runs (its first 300 ms, at 1/10 the rate)."""
     scenario = load_scenario(
-        name, ["simulation.duration=300ms", "simulation.warmup=100ms", "producers.rate=1000"]
+        name,
+        [
+            "simulation.duration=300ms",
+            "simulation.warmup=100ms",
+            "producers.rate=1000",
+            *_QUICK.get(name, []),
+        ],
     )
     run = run_scenario(scenario)
     counts = run.summary["messages"]

@@ -40,6 +40,15 @@ fit in the job channel blocks the poll loop (consumer paused) until the time its
 in, computed with the rest. Otherwise, or with ``batch_schedule=False``, every job is simulated
 as events, as described above.
 
+**Rebalances.** A pool over a subscribed consumer (``topics`` instead of ``partitions``: a
+member of its group, :mod:`sim.clients.consumer_group`) handles a rebalance as the Burrow seed
+does ("wait for all inflight"): when the consumer revokes its partitions, the poll loop takes
+no more records and the pool waits, checking every 10 ms, until every record it has taken is
+processed or failed and no commit is outstanding; then it commits the processed prefix
+(trigger ``"revoke"``), starts a fresh sequence (tracker and schedule) and lets the revocation
+proceed. Records of failed messages are lost to the gap as they are on a restart: the next
+owner resumes from the committed position.
+
 Stopping: ``close()`` and the error threshold stop polling and processing (work in progress is
 abandoned), make a final commit of the committable prefix, then close the consumer, which
 reports ``ConsumerHalted`` with the reason (``"closed"`` or ``"error threshold"``).
@@ -83,6 +92,7 @@ how long the attempt takes (us, >= 0) and whether it succeeds."""
 
 _US_PER_MS = 1000
 _MAX_BACKOFF_US = 60_000_000
+_INFLIGHT_CHECK_US = 10_000  # how often a rebalance checks for work still in flight
 _T = TypeVar("_T")
 
 
@@ -110,7 +120,9 @@ class BurrowConsumer:
     """A Burrow pool over an inner consumer of ``partitions`` (sans-IO, simulator clock).
 
     ``consumer_config`` must name a ``group_id`` and disable auto-commit (Burrow requires
-    ``enable.auto.commit=false``); raises ClientConfigError otherwise. ``process`` replaces the
+    ``enable.auto.commit=false``); raises ClientConfigError otherwise, and unless exactly one
+    of ``partitions`` (assigned) and ``topics`` (subscribed: the group assigns the
+    partitions) is given. ``process`` replaces the
     configured ``processing_time`` / ``failure_probability`` draw (a scripted workload).
     ``batch_schedule=False`` simulates every job as events even where the batch schedule
     would give the same times (see the module doc).
@@ -124,7 +136,8 @@ class BurrowConsumer:
         config: BurrowConfig,
         consumer_config: ConsumerConfig,
         *,
-        partitions: Iterable[TopicPartition],
+        partitions: Iterable[TopicPartition] = (),
+        topics: Sequence[str] = (),
         rng: random.Random,
         recorder: ClientRecorder,
         client_id: str = "burrow",
@@ -147,8 +160,15 @@ class BurrowConsumer:
         self._consumer = Consumer(
             scheduler, network, metadata, consumer_config,
             rng=rng, recorder=recorder, client_id=client_id, on_records=self._on_records,
+            on_revoke=self._on_revoke,
         )  # fmt: skip
-        self._consumer.assign(partitions)
+        partitions = tuple(partitions)
+        if bool(partitions) == bool(topics):
+            raise ClientConfigError("give the Burrow consumer either partitions or topics")
+        if topics:
+            self._consumer.subscribe(topics)
+        else:
+            self._consumer.assign(partitions)
         self._tracker = GapTracker(per_partition=config.tracking == "per_partition")
         self._schedule: BatchSchedule | None = None
         if batch_schedule and process is None and _schedulable(config):
@@ -175,6 +195,7 @@ class BurrowConsumer:
         self._pending_tick = False
         self._final_commit = False
         self._halt_reason = ""
+        self._revoked: Callable[[], None] | None = None  # a rebalance waits to call it
         # messages submitted since the last commit; the batch path: the jobs that had got into
         # the channel at the last commit
         self._since_commit = 0
@@ -590,6 +611,55 @@ class BurrowConsumer:
         if self.config.batch_trigger == "after_timer":
             return trigger == "interval" and self.messages_since_commit >= batch
         return self._tracker.committable_backlog >= batch
+
+    # -- rebalances -----------------------------------------------------------------------------
+
+    def _on_revoke(self, done: Callable[[], None]) -> None:
+        """The consumer revokes its partitions: wait for the work in flight, commit, start
+        afresh, then ``done()`` (see the module doc)."""
+        self._revoked = done
+        self._drain()
+
+    def _drain(self) -> None:
+        busy = self.in_flight or self._poll_blocked or self._poll_buffer or self._pending
+        if busy or self._committing:
+            self._scheduler.call_later(_INFLIGHT_CHECK_US, self._epoch_guard(self._drain))
+            return
+        plan = self._plan()
+        if plan.empty:
+            self._start_afresh()
+            return
+        self._committing = True
+        epoch = self._epoch
+
+        def committed(error: Errors) -> None:
+            if epoch != self._epoch:  # halted meanwhile: the final commit waited for this one
+                if self._final_commit:
+                    self._committed(plan, "revoke", error)
+                return
+            self._committing = False
+            if error == Errors.NONE:
+                self.commits += 1
+                plan.mark_committed()
+            self._start_afresh()
+
+        self._consumer.commit_sync(
+            commit_positions(plan.offsets), committed, block_delivery=False, trigger="revoke"
+        )
+
+    def _start_afresh(self) -> None:
+        """After a revocation: a new sequence; callbacks of the old schedule are dropped."""
+        self._report_until_now(inclusive=True)
+        self._epoch += 1
+        self._tracker = GapTracker(per_partition=self.config.tracking == "per_partition")
+        if self._schedule is not None:
+            self._schedule = BatchSchedule(self.config.num_workers, self.config.job_queue_size)
+        self._wake_pending = False
+        self._reported_early.clear()
+        self._since_commit = 0
+        done, self._revoked = self._revoked, None
+        assert done is not None
+        done()
 
     # -- life cycle -----------------------------------------------------------------------------
 

@@ -26,6 +26,15 @@ _BURROW = ("burrow.commit_interval_ms=1000",)
 _FAULT = ("faults[0].at=2s", "faults[0].duration=1500ms")
 _ISR = ("cluster.replica_lag_time_max_ms=1000",)
 
+_GROUP = (
+    "cluster.group_min_session_timeout_ms=1000",
+    "cluster.group_initial_rebalance_delay_ms=300",
+    *(f"consumers[{i}].{knob}" for i in range(3) for knob in (
+        "heartbeat_interval_ms=300", "session_timeout_ms=1500", "auto_commit_interval_ms=500",
+    )),
+    "faults[0].at=2s",
+)  # fmt: skip
+
 CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "default": ("default", _SHORT + _BURROW),
     "acks1": ("acks1", _SHORT + _BURROW),
@@ -38,6 +47,8 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "slow-follower": ("slow-follower", _SHORT + _BURROW + _FAULT),
     "stalled-follower": ("stalled-follower", _SHORT + _BURROW + _FAULT),
     "consumers": (str(_HERE / "consumers.toml"), _SHORT + _BURROW),
+    # Three members of one group; one crashes, its session times out, the group rebalances.
+    "rebalance": ("rebalance", _SHORT + _GROUP),
     # A short lag limit, so the ISR checks (every replica.lag.time.max.ms / 2) run inside the
     # run: a stalled follower leaves the ISRs and rejoins them; a restarted broker that leads
     # nothing goes on checking.

@@ -28,6 +28,13 @@ _FAULTS: dict[str, tuple[str, ...]] = {
     "stalled-follower": (
         "faults[0].at=6s", "faults[0].duration=8s", "cluster.replica_lag_time_max_ms=4000",
     ),
+    # The member's crash after the first rebalance (about 6 s), a session timeout short
+    # enough for the survivors to take over and catch up inside the run.
+    "rebalance": (
+        "faults[0].at=7s",
+        *(f"consumers[{i}].{knob}" for i in range(3)
+          for knob in ("heartbeat_interval_ms=1000", "session_timeout_ms=6000")),
+    ),
 }  # fmt: skip
 
 CASES: dict[str, tuple[str, ...]] = {
