@@ -10,6 +10,7 @@ __all__ = [
     "InvalidProxyConfigError",
     "InvalidRecordStateError",
     "LeaseExpiredError",
+    "LogFormatError",
     "OffsetOutOfRangeError",
     "ProxyError",
     "RecordNotHandedOutError",
@@ -46,3 +47,7 @@ class LeaseExpiredError(InvalidRecordStateError):
 
 class RecordNotHandedOutError(InvalidRecordStateError):
     """The record was never handed out to a reader (or the offset holds no record)."""
+
+
+class LogFormatError(ProxyError, ValueError):
+    """A record of the state log topic is not a state-log entry this version can read."""
