@@ -124,3 +124,16 @@ def test_a_renewal_is_logged_and_survives_a_takeover() -> None:
     log.extend(a.poll_log())
     b = take_over(log, 0, 0, 1, now=12)
     assert b.partition(A).lease_deadline(0) == 18
+
+
+def test_replayed_entries_of_records_committed_already_are_settled_at_once() -> None:
+    a, log = first_server(2)
+    hand_out(a, log)  # log 0: pending 0
+    hand_out(a, log)  # log 1: pending 1
+    a.acknowledge(A, 0)  # log 2: ack 0
+    log.extend(a.poll_log())
+    assert a.commit() == {A: 1}
+    assert a.log.commit() == {A: 1}  # log 1's delivery is open
+    b = take_over(log, 1, 1, 2, now=0)  # replays log 1 and log 2 (the ack of committed 0)
+    b.advance(LEASE)  # offset 1's lease ends: nothing is open
+    assert b.log.commit() == {A: 3}
