@@ -44,7 +44,7 @@ from consume_proxy.errors import (
     RecordNotHandedOutError,
 )
 from consume_proxy.record_state import FINISHED, TRANSITIONS, Record, RecordState
-from consume_proxy.state_map import NEVER_DELIVERED, Progress
+from consume_proxy.state_map import NEVER_DELIVERED, Progress, StateMap
 from purgatory.contiguous import contiguous_end
 from purgatory.timing_wheel import TimerTask, TimingWheel
 from replica.types import TopicPartition
@@ -228,6 +228,11 @@ class SharePartition:
                 self._move(record, RecordState.COMMITTED)
         self.start_offset = position
         return position
+
+    def state_map(self) -> StateMap:
+        """This copy of the partition's state, as an element of the lattice."""
+        known = [(o, self.progress(o)) for o in self._records]
+        return StateMap.of(self.start_offset, [*known, *self._known.items()])
 
     def merge(self, offset: int, progress: Progress) -> None:
         """Join ``progress`` into what this copy knows of ``offset`` (see the module

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from consume_proxy import NEVER_DELIVERED, Progress, RecordState, StateMap
+from consume_proxy import NEVER_DELIVERED, ConsumeProxy, Progress, RecordState, StateMap
+from replica.types import TopicPartition
 
 _S = RecordState
 
@@ -74,3 +75,37 @@ def test_impossible_progress_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=r"progress|lease deadline|no delivery"):
         Progress(delivery, state, deadline)
+
+
+@given(
+    st.lists(st.sampled_from(["read", "acknowledge", "cancel", "reject", "advance"]), max_size=20),
+    st.lists(st.tuples(st.integers(0, 9), progresses()), max_size=10),
+)
+def test_merging_into_a_server_copy_moves_it_to_the_join(
+    actions: list[str], consumer_facts: list[tuple[int, Progress]]
+) -> None:
+    tp = TopicPartition("data", 0)
+    proxy = ConsumeProxy(lease_duration=5, delivery_count_limit=3)
+    proxy.assign(tp, 0)
+    for offset in range(6):  # offsets 6 to 9 are not fetched yet: their progress is kept
+        proxy.append(tp, offset, None, None)
+    held: list[int] = []
+    for action in actions:
+        if action == "read":
+            proxy.read(0, lambda r: held.append(r.offset) if r else None)
+        elif action == "advance":
+            proxy.advance(proxy.now() + 3)
+        elif held:
+            offset = held.pop(0)
+            if proxy.state(tp, offset) is RecordState.PENDING:
+                getattr(proxy, action)(tp, offset)
+    proxy.commit()
+    partition = proxy.partition(tp)
+    consumer = StateMap.of(partition.start_offset, consumer_facts)
+    expected = partition.state_map().join(consumer)
+    for offset, progress in consumer.progress.items():
+        partition.merge(offset, progress)
+    assert partition.state_map() == expected
+    for offset in range(6, 10):
+        proxy.append(tp, offset, None, None)
+    assert partition.state_map() == expected
