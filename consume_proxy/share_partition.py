@@ -267,7 +267,7 @@ class SharePartition:
             self._move(record, _PENDING)
         if state is _PENDING:
             self._timer.reschedule(record, target.lease_deadline)  # type: ignore[arg-type]
-        elif record.state is _PENDING:  # to a finished state (if finished, either will do)
+        elif record.state is not state:  # finished: from PENDING, or ARCHIVED to ACKNOWLEDGED
             self._move(record, state)
 
     def _get(self, offset: int) -> _InFlight:

@@ -10,20 +10,22 @@ number of times, and agree once each has seen the same facts.
 
 **Why it is a lattice.** :class:`Progress` is totally ordered by its rank
 
-    (finished, delivery, phase, lease deadline)
+    (finished, acknowledged, delivery, phase, lease deadline)
 
-where *finished* is True for ACKNOWLEDGED and ARCHIVED, *delivery* is the delivery count,
-*phase* orders one delivery's states as it lives them (PENDING < AVAILABLE, its end without an
-acknowledgement < ARCHIVED < ACKNOWLEDGED) and the lease deadline counts only while PENDING (a
-renewal moves it later). A total order is a lattice whose join is ``max``; ``max`` is
-commutative, associative and idempotent. A :class:`StateMap` is a product of such chains (one
-per offset) with a max-register for the commit position, joined pointwise; records below the
-joined commit position are dropped from both sides before joining, which commutes with the
-pointwise max, so the product stays a lattice. :class:`Progress` allows a deadline only
-while PENDING, so two values of equal rank are equal (the order is antisymmetric).
+where *finished* is True for ACKNOWLEDGED and ARCHIVED, *acknowledged* for ACKNOWLEDGED,
+*delivery* is the delivery count, *phase* orders one delivery's states as it lives them
+(PENDING < AVAILABLE, its end without an acknowledgement < ARCHIVED < ACKNOWLEDGED) and the
+lease deadline counts only while PENDING (a renewal moves it later). The rank determines the
+progress (a deadline goes with PENDING only), so the order is total and antisymmetric, and a
+total order is a lattice whose join is ``max``: commutative, associative and idempotent. A
+:class:`StateMap` is a product of such chains (one per offset) with a max-register for the
+commit position, joined pointwise; records below the joined commit position are dropped from
+both sides before joining, which commutes with the pointwise max, so the product stays a
+lattice.
 
 **What the order means.** Knowledge only grows. A finished record stays finished whatever
-a lagging copy says (so it is never handed out again); a later delivery beats an earlier one
+a lagging copy says (so it is never handed out again), and an acknowledgement beats an
+archive (the record was processed after all); a later delivery beats an earlier one
 (a copy cannot revive a delivery that another has moved past); a delivery's end beats its
 start (an expiry or cancel seen by the server beats the Pending entry still in the log); of
 two leases of one delivery the later deadline wins (a Renew).
@@ -73,10 +75,12 @@ class Progress:
             raise ValueError(f"only an AVAILABLE record can have no delivery, got {self!r}")
 
     @property
-    def rank(self) -> tuple[bool, int, int, int]:
+    def rank(self) -> tuple[bool, bool, int, int, int]:
         """The key of the total order (see the module docstring)."""
+        state = self.state
         deadline = -1 if self.lease_deadline is None else self.lease_deadline
-        return (self.state in FINISHED, self.delivery, _PHASE[self.state], deadline)
+        acknowledged = state is RecordState.ACKNOWLEDGED
+        return (state in FINISHED, acknowledged, self.delivery, _PHASE[state], deadline)
 
     def join(self, other: Progress) -> Progress:
         """The least upper bound of two progresses: the one of higher rank."""

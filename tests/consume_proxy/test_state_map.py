@@ -109,3 +109,7 @@ def test_merging_into_a_server_copy_moves_it_to_the_join(
     for offset in range(6, 10):
         proxy.append(tp, offset, None, None)
     assert partition.state_map() == expected
+
+
+def test_an_acknowledgement_beats_an_archive() -> None:
+    assert Progress(3, _S.ARCHIVED).join(Progress(1, _S.ACKNOWLEDGED)).state is _S.ACKNOWLEDGED
