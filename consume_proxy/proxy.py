@@ -214,8 +214,9 @@ class ConsumeProxy:
     def read(self, timeout: int, callback: Callable[[Record | None], object]) -> DelayedRead:
         """Read(timeout): ``callback`` gets the next eligible record of a served partition as
         soon as there is one, or None after ``timeout`` time units (0: answer at once).
+        Partitions catching up give nothing until caught up (the read waits for them too).
         Returns the waiting operation (``cancel()`` drops it without a callback). Raises
-        UnknownPartitionError if no partition is served, and purgatory's InvalidTimeoutError
+        UnknownPartitionError if no partition is assigned, and purgatory's InvalidTimeoutError
         unless ``timeout`` is an int >= 0."""
         count = len(self._order)
         if not count:
