@@ -175,9 +175,14 @@ class SharePartition:
         record = self._records[offset] = _InFlight(self, offset, key, value)
         self._available.add(offset)
         self.end_offset = offset + 1
-        known = self._known.pop(offset, None)
-        if known is not None:
-            self._adopt(record, known)
+        if self._known:  # what was merged for offsets skipped (holes) is moot
+            for skipped in [o for o in self._known if o < offset]:
+                moot = self._known.pop(skipped)
+                if moot.state is _PENDING:  # no delivery of a hole can be open
+                    self._on_delivery_end(self.tp, skipped, moot.delivery)
+            known = self._known.pop(offset, None)
+            if known is not None:
+                self._adopt(record, known)
 
     def acquire(self) -> Record | None:
         """Hand out the lowest AVAILABLE record: it becomes PENDING under a new lease.

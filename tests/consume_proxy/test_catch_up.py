@@ -5,7 +5,7 @@ stay pending until their logged deadline."""
 
 from __future__ import annotations
 
-from consume_proxy import ConsumeProxy, LogEntry, Record, RecordState
+from consume_proxy import ConsumeProxy, LogEntry, LogEntryKind, Record, RecordState
 from replica.types import TopicPartition
 
 A = TopicPartition("data", 0)
@@ -137,3 +137,14 @@ def test_replayed_entries_of_records_committed_already_are_settled_at_once() -> 
     b = take_over(log, 1, 1, 2, now=0)  # replays log 1 and log 2 (the ack of committed 0)
     b.advance(LEASE)  # offset 1's lease ends: nothing is open
     assert b.log.commit() == {A: 3}
+
+
+def test_progress_merged_for_an_offset_that_turns_out_a_hole_is_dropped() -> None:
+    b = ConsumeProxy(lease_duration=LEASE)
+    b.assign(A, 0, log_start=0)
+    b.replay(LogEntry(0, LogEntryKind.PENDING, A, 1, 1, 5))
+    b.caught_up(A, 1)
+    b.append(A, 0, None, None)
+    b.append(A, 2, None, None)  # offset 1 was compacted away
+    assert sorted(b.partition(A).state_map().progress) == []
+    assert b.log.commit() == {A: 1}  # its Pending entry is moot: the delivery cannot be open
