@@ -194,6 +194,20 @@ class ConsumeProxy:
         """The partitions assigned but not caught up yet."""
         return list(self._consumer)
 
+    def revoke(self, tp: TopicPartition) -> None:
+        """Stop serving ``tp`` (its partition moved to another server): its state map is
+        forgotten, its leases cancelled without ending their deliveries, and requests naming
+        it get UnknownPartitionError. Reads already waiting on it and on nothing else wait for
+        their timeout. Its log stream is closed (entries already written stay in the outbox;
+        the new owner commits the log). Raises UnknownPartitionError if ``tp`` is not
+        served."""
+        partition = self.partition(tp)
+        partition.close()
+        del self._partitions[tp]
+        self._order.remove(partition)
+        self._consumer.pop(tp, None)
+        self.log.close(tp)
+
     def append(
         self, tp: TopicPartition, offset: int, key: bytes | None, value: bytes | None
     ) -> None:
@@ -258,6 +272,17 @@ class ConsumeProxy:
         return deadline
 
     # -- time and output --------------------------------------------------------------------
+
+    @property
+    def purgatory(self) -> DelayedOperationPurgatory[DelayedRead]:
+        """The purgatory of reads, whose wheel also holds the leases: what a real-time driver
+        gives its reaper (``purgatory.trio_reaper``)."""
+        return self._reads
+
+    @property
+    def served(self) -> list[TopicPartition]:
+        """The partitions served, in assignment order."""
+        return [partition.tp for partition in self._order]
 
     def now(self) -> int:
         """The proxy's current time: the last :meth:`advance`."""

@@ -159,6 +159,10 @@ class SharePartition:
         lease = record.deadline if record.state is _PENDING else None
         return Progress(record.delivery_count, record.state, lease)
 
+    def count(self, state: RecordState) -> int:
+        """How many records of the map are in ``state`` (COMMITTED ones are forgotten: 0)."""
+        return sum(1 for record in self._records.values() if record.state is state)
+
     def committable_offset(self) -> int:
         """The data topic's commit position: the end of the contiguous finished prefix."""
         return contiguous_end(self._finished, self.start_offset - 1, self.end_offset - 1) + 1
@@ -249,6 +253,15 @@ class SharePartition:
             self._adopt(record, progress.join(self.progress(offset)))
         elif offset >= self.end_offset:
             self._known[offset] = progress.join(self._known.get(offset, NEVER_DELIVERED))
+
+    def close(self) -> None:
+        """Forget the map: the partition is no longer served here. Every lease is cancelled
+        without ending its delivery (no callback runs); nothing is available any more."""
+        for record in self._records.values():
+            TimerTask.cancel(record)
+        self._records.clear()
+        self._available.clear()
+        self._known.clear()
 
     # -- internals ----------------------------------------------------------------------------
 

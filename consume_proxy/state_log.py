@@ -102,6 +102,10 @@ class StateLog:
         (by default ``committed``). Opening it again starts it afresh."""
         self._streams[tp] = _Stream(committed, committed if end is None else end)
 
+    def close(self, tp: TopicPartition) -> None:
+        """Forget ``tp``'s stream (the partition moved away); its entries in the outbox stay."""
+        del self._streams[tp]
+
     def committed(self, tp: TopicPartition) -> int:
         """The commit position of ``tp``'s stream."""
         return self._streams[tp].committed

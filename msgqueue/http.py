@@ -2,7 +2,7 @@
 
 :class:`Frontend` turns one HTTP request (method, target, headers, body) into one
 :class:`Response`; it owns routing, parameter validation, access control and the status
-codes, and does no I/O of its own (:mod:`msgqueue.server` carries requests over sockets with
+codes, and does no I/O of its own (:mod:`trio_http` carries requests over sockets with
 h11). Its only wait is a long poll (``wait``), an awaited delayed operation of the engine.
 
 Routes (a trailing ``/`` is ignored; names are percent-decoded path segments)::
@@ -46,12 +46,9 @@ account's token in ``X-Auth-Token``: none, or one nobody holds, is 401; another 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, unquote
-
-import attrs
 
 from msgqueue.message_queue import Action, MessageQueue, Request
 from msgqueue.model import (
@@ -63,6 +60,7 @@ from msgqueue.model import (
     Message,
     check_name,
 )
+from trio_http import Response
 
 __all__ = ["DEFAULT_MAX_BODY", "TOKEN_HEADER", "VERSION", "Frontend", "Response"]
 
@@ -81,26 +79,6 @@ _ALLOWED = {
     5: ("GET", "PUT", "POST", "DELETE"),
 }
 """Methods per route, by the number of path segments (``/`` is one, empty)."""
-
-
-@attrs.frozen
-class Response:
-    """An HTTP response: status, body bytes, and extra headers (name, value)."""
-
-    status: int
-    body: bytes = b""
-    content_type: str = "application/json"
-    headers: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def json(cls, value: object, status: int = 200) -> Response:
-        return cls(status, json.dumps(value).encode())
-
-    @classmethod
-    def error(cls, status: int, reason: str, *headers: tuple[str, str]) -> Response:
-        """A one-line text reason."""
-        line = " ".join(reason.splitlines())
-        return cls(status, f"{line}\n".encode(), "text/plain; charset=utf-8", headers)
 
 
 _NO_CONTENT = Response(204, b"", "")
@@ -130,6 +108,10 @@ class Frontend:
         self.engine = engine
         self.tokens = dict(tokens) if tokens is not None else None
         self.max_body = max_body
+
+    def may_wait(self, method: str, target: str) -> bool:
+        """True for a request with a ``wait`` (a long poll)."""
+        return "wait=" in target
 
     async def handle(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes

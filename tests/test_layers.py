@@ -2,7 +2,8 @@
 
 The project's packages stack up as ``docs/architecture.md`` draws them::
 
-    msgqueue       the message queue (a purgatory user: it may import purgatory only)
+    msgqueue       the message queue (a purgatory user: it may import purgatory and
+                   trio_http only)
     consume_proxy  beside msgqueue: the consume proxy (purgatory, replica's types; its
                    cluster adapter also apis and cluster)
     sim            the simulator (inside it: core < clients < scenario | output < world < ...)
@@ -12,6 +13,7 @@ The project's packages stack up as ``docs/architecture.md`` draws them::
     coordinator    OffsetManager (the group coordinator)
     replica        Log, Partition, ReplicaManager, DelayedProduce, DelayedFetch
     purgatory      timing wheel, delayed operations, reapers: knows nothing of Kafka
+    trio_http      beside purgatory: the services' HTTP/1.1 server (h11 on trio)
 
 A module may import from its own layer and the layers below it, never from a layer above, nor
 from a sibling on the same floor (``scenario`` and ``output`` are independent). Every import
@@ -31,7 +33,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("purgatory",),
+    ("purgatory", "trio_http"),
     ("replica",),
     ("coordinator",),
     ("apis",),
@@ -42,10 +44,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """The project's top-level packages, bottom first; one tuple per floor."""
 
 SERVICES: dict[str, frozenset[str]] = {
-    "msgqueue": frozenset({"purgatory"}),
+    "msgqueue": frozenset({"purgatory", "trio_http"}),
     # The core needs purgatory and replica's TopicPartition; cluster_feed, the adapter to the
-    # in-process cluster, its Client and the response types.
-    "consume_proxy": frozenset({"purgatory", "replica", "apis", "cluster"}),
+    # in-process cluster, its Client and the response types; the HTTP server trio_http.
+    "consume_proxy": frozenset({"purgatory", "replica", "apis", "cluster", "trio_http"}),
 }
 """The purgatory's users on the top floor, and the only project packages each may import:
 the floors between ``purgatory`` and them are not theirs to use."""
@@ -262,14 +264,26 @@ def test_the_check_catches_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+_PROXY_DRIVERS = {
+    "consume_proxy.cluster_feed": {"apis", "cluster"},
+    "consume_proxy.http": {"trio_http"},
+    "consume_proxy.server": {"trio_http"},
+    "consume_proxy.bench.throughput": {"trio_http"},
+    "consume_proxy.bench.wakeup": {"trio_http"},
+}
+"""The consume proxy's drivers and what each may import beyond the core's floors."""
+
+
 def test_the_consume_proxy_core_needs_no_kafka_client() -> None:
-    # Only the adapter (consume_proxy.cluster_feed) talks to the cluster; the core, and the
-    # package's __init__, stay on purgatory and replica's types.
+    # Only the adapter (consume_proxy.cluster_feed) talks to the cluster, only the front end,
+    # the server and the benchmarks to trio_http; the core, and the package's __init__, stay on purgatory and
+    # replica's types.
     found = [
         f"{module} imports {target}"
         for module, targets in sorted(GRAPH.items())
-        if module.split(".")[0] == "consume_proxy" and module != "consume_proxy.cluster_feed"
+        if module.split(".")[0] == "consume_proxy"
         for target in sorted(targets)
-        if target.split(".")[0] not in {"consume_proxy", "purgatory", "replica"}
+        if target.split(".")[0]
+        not in {"consume_proxy", "purgatory", "replica"} | _PROXY_DRIVERS.get(module, set())
     ]
     assert found == []

@@ -23,6 +23,7 @@ LIBRARIES = (
     "sim",
     "msgqueue",
     "consume_proxy",
+    "trio_http",
 )
 
 
@@ -46,7 +47,10 @@ def test_the_wheel_leaves_out_every_bench_subpackage() -> None:
     assert {*LIBRARIES, "sim", "purgatory.testing", "sim.scenarios", "sim.studies"} <= shipped
     assert [name for name in shipped if _is_bench(name)] == []
     every = set(find(str(ROOT), include=FIND["include"]))
-    benches = {"purgatory.bench", "replica.bench", "sim.bench", "sim.sweep.bench", "msgqueue.bench"}
+    benches = {
+        "purgatory.bench", "replica.bench", "sim.bench", "sim.sweep.bench", "msgqueue.bench",
+        "consume_proxy.bench",
+    }  # fmt: skip
     assert benches <= every
 
 

@@ -148,3 +148,17 @@ def test_progress_merged_for_an_offset_that_turns_out_a_hole_is_dropped() -> Non
     b.append(A, 2, None, None)  # offset 1 was compacted away
     assert sorted(b.partition(A).state_map().progress) == []
     assert b.log.commit() == {A: 1}  # its Pending entry is moot: the delivery cannot be open
+
+
+def test_a_partition_revoked_while_catching_up_can_be_assigned_again() -> None:
+    b = ConsumeProxy(lease_duration=LEASE)
+    b.assign(A, 0, log_start=3)
+    b.replay(LogEntry(3, LogEntryKind.PENDING, A, 0, 1, 5))
+    b.revoke(A)
+    assert b.catching_up() == [] and b.log.commit() == {}
+    b.assign(A, 0, log_start=5)
+    b.caught_up(A, 6)
+    b.append(A, 0, None, None)
+    written: list[LogEntry] = []
+    assert hand_out(b, written).delivery_count == 1  # nothing of the first assignment is left
+    assert [e.position for e in written] == [6]

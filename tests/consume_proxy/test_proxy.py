@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from consume_proxy import ConsumeProxy, LogEntryKind, Record
+import pytest
+
+from consume_proxy import ConsumeProxy, LogEntryKind, Record, RecordState, UnknownPartitionError
 from replica.types import TopicPartition
 
 A = TopicPartition("data", 0)
@@ -135,3 +137,33 @@ def test_the_log_commit_waits_for_acknowledged_records_to_be_committed() -> None
     assert p.log.commit() == {A: 2}  # both pendings ended; the acks wait for the data commit
     assert p.commit() == {A: 2}
     assert p.log.commit() == {A: 4}
+
+
+def test_revoke_forgets_the_partition_and_its_leases() -> None:
+    p = proxy(A, B)
+    p.append(A, 0, None, b"x")
+    p.append(A, 1, None, b"y")
+    got: list[Record | None] = []
+    p.read(0, got.append)
+    waiting: list[Record | None] = []
+    p.read(100, waiting.append)  # takes offset 1
+    p.read(100, waiting.append)  # waits on A and B
+    p.revoke(A)
+    assert p.served == [B]
+    assert p.next_deadline() == 100  # the leases of offsets 0 and 1 are gone, the read stays
+    with pytest.raises(UnknownPartitionError):
+        p.acknowledge(A, 0)
+    p.append(B, 0, None, b"z")
+    assert offsets(waiting) == [1, 0]
+    p.assign(A, 0)  # served again from its committed position: the records come back
+    p.append(A, 0, None, b"x")
+    assert p.state(A, 0) is RecordState.AVAILABLE
+
+
+def test_count_by_state() -> None:
+    p = proxy(A)
+    for offset in range(3):
+        p.append(A, offset, None, b"x")
+    p.read(0, lambda r: None)
+    share = p.partition(A)
+    assert (share.count(RecordState.AVAILABLE), share.count(RecordState.PENDING)) == (2, 1)

@@ -270,7 +270,7 @@ async def _raw(port: int, data: bytes) -> bytes:
 async def test_malformed_http_gets_400_and_idle_connections_are_closed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("msgqueue.server.IDLE_TIMEOUT_S", 0.3)
+    monkeypatch.setattr("trio_http.server.IDLE_TIMEOUT_S", 0.3)
     async with trio.open_nursery() as nursery:
         port = await nursery.start(partial(serve, MemoryBackend(), host="127.0.0.1", port=0))
         answer = await _raw(port, b"NOT HTTP AT ALL\r\n\r\n")

@@ -1,0 +1,7 @@
+"""``python -m consume_proxy``: see :mod:`consume_proxy.cli`."""
+
+import sys
+
+from consume_proxy.cli import main
+
+sys.exit(main())
