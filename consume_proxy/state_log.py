@@ -24,9 +24,11 @@ once
 2. every Acknowledge (or Archived) entry before it is for a record the data topic has
    committed.
 
-An entry that does not yet meet its condition is *open*; the commit position is the first
-open position, or the stream's end when none is open. Reading the log from there rebuilds
-every state that still matters: what came before is settled.
+An entry that does not yet meet its condition is *open*, any other position is *settled*;
+the commit position is the end of the contiguous settled prefix
+(:func:`purgatory.contiguous.contiguous_end`, the same gap detection as the data topic's):
+the first open position, or the stream's end when none is open. Reading the log from there
+rebuilds every state that still matters: what came before is settled.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from __future__ import annotations
 import enum
 
 import attrs
-from sortedcontainers import SortedList, SortedSet  # type: ignore[import-untyped]  # no hints
+from sortedcontainers import SortedList  # type: ignore[import-untyped]  # ships no type hints
 
 from consume_proxy.record_state import RecordState
 from consume_proxy.state_map import Progress
+from purgatory.contiguous import contiguous_end
 from replica.types import TopicPartition
 
 __all__ = ["LogEntry", "LogEntryKind", "StateLog"]
@@ -84,9 +87,21 @@ class _Stream:
 
     committed: int
     end: int
-    open: SortedSet = attrs.Factory(SortedSet)
+    open: set[int] = attrs.Factory(set)
     deliveries: dict[tuple[int, int], list[int]] = attrs.Factory(dict)  # Pending positions
     finished: SortedList = attrs.Factory(SortedList)  # (offset, position) of Ack/Archived
+
+
+class _Settled:
+    """The settled positions of a stream, seen as a container: those not open."""
+
+    __slots__ = ("_open",)
+
+    def __init__(self, open_positions: set[int]) -> None:
+        self._open = open_positions
+
+    def __contains__(self, position: object) -> bool:
+        return position not in self._open
 
 
 class StateLog:
@@ -165,7 +180,8 @@ class StateLog:
         the positions that moved, for the driver's OffsetCommit of the log topic."""
         moved = {}
         for tp, stream in self._streams.items():
-            position = stream.open[0] if stream.open else stream.end
+            settled = _Settled(stream.open)
+            position = contiguous_end(settled, stream.committed - 1, stream.end - 1) + 1
             if position > stream.committed:
                 stream.committed = moved[tp] = position
         return moved
