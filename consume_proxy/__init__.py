@@ -2,19 +2,23 @@
 
 A sans-IO core on the purgatory: per-partition state maps with leases on the timing wheel
 (:class:`SharePartition`), reads as delayed operations woken by new data, cancels and lease
-expiries (:class:`ConsumeProxy`), and the internal log's entries and commit rule
-(:class:`StateLog`). Time is an integer passed in. See docs/proxy.md.
+expiries (:class:`ConsumeProxy`), the internal log's entries, their bytes and commit rule
+(:class:`StateLog`, :mod:`consume_proxy.log_format`), and the state map's CRDT merge used by
+catch-up (:class:`StateMap`). Time is an integer passed in. See docs/proxy.md.
 """
 
 from consume_proxy.errors import (
     InvalidProxyConfigError,
     InvalidRecordStateError,
     LeaseExpiredError,
+    LogDivergedError,
+    LogFormatError,
     OffsetOutOfRangeError,
     ProxyError,
     RecordNotHandedOutError,
     UnknownPartitionError,
 )
+from consume_proxy.log_format import decode_entry, encode_entry
 from consume_proxy.proxy import (
     DEFAULT_DELIVERY_COUNT_LIMIT,
     DEFAULT_LEASE_DURATION,
@@ -24,25 +28,33 @@ from consume_proxy.proxy import (
 from consume_proxy.record_state import FINISHED, TRANSITIONS, Record, RecordState
 from consume_proxy.share_partition import SharePartition
 from consume_proxy.state_log import LogEntry, LogEntryKind, StateLog
+from consume_proxy.state_map import NEVER_DELIVERED, Progress, StateMap
 
 __all__ = [
     "DEFAULT_DELIVERY_COUNT_LIMIT",
     "DEFAULT_LEASE_DURATION",
     "FINISHED",
+    "NEVER_DELIVERED",
     "TRANSITIONS",
     "ConsumeProxy",
     "DelayedRead",
     "InvalidProxyConfigError",
     "InvalidRecordStateError",
     "LeaseExpiredError",
+    "LogDivergedError",
     "LogEntry",
     "LogEntryKind",
+    "LogFormatError",
     "OffsetOutOfRangeError",
+    "Progress",
     "ProxyError",
     "Record",
     "RecordNotHandedOutError",
     "RecordState",
     "SharePartition",
     "StateLog",
+    "StateMap",
     "UnknownPartitionError",
+    "decode_entry",
+    "encode_entry",
 ]

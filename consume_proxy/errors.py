@@ -10,6 +10,8 @@ __all__ = [
     "InvalidProxyConfigError",
     "InvalidRecordStateError",
     "LeaseExpiredError",
+    "LogDivergedError",
+    "LogFormatError",
     "OffsetOutOfRangeError",
     "ProxyError",
     "RecordNotHandedOutError",
@@ -46,3 +48,12 @@ class LeaseExpiredError(InvalidRecordStateError):
 
 class RecordNotHandedOutError(InvalidRecordStateError):
     """The record was never handed out to a reader (or the offset holds no record)."""
+
+
+class LogFormatError(ProxyError, ValueError):
+    """A record of the state log topic is not a state-log entry this version can read."""
+
+
+class LogDivergedError(ProxyError, RuntimeError):
+    """The state log partition holds entries this server did not write where it expected its
+    own: another server writes it too (a previous owner that is still alive)."""

@@ -17,6 +17,16 @@ partitions round-robin, starting after the one the previous read was served from
 Leases are timers on the purgatory's own timing wheel (as KIP-932's acquisition locks are on
 the broker's timer): one wheel, one :meth:`advance`, one :meth:`next_deadline` for the
 driver to sleep on.
+
+**Catch-up.** A partition assigned with a ``log_start`` (the committed offset of its log
+partition) is in catch-up mode, the seed's start-up: the driver reads the log partition from
+there to its end and passes each entry to :meth:`ConsumeProxy.replay`, which joins it into the
+consumer's copy of the state (a :class:`~consume_proxy.state_map.StateMap`); records fetched
+meanwhile are appended as usual. :meth:`ConsumeProxy.caught_up` merges that copy into the
+server's (the CRDT join), settles the replayed entries it supersedes, and starts serving the
+partition: records the log says were acknowledged or archived are never handed out again, and
+pending ones stay pending under their logged lease until its deadline. Reads wait while no
+partition serves, and wake when one is caught up.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from consume_proxy.errors import InvalidProxyConfigError, UnknownPartitionError
 from consume_proxy.record_state import Record, RecordState
 from consume_proxy.share_partition import SharePartition
 from consume_proxy.state_log import LogEntry, StateLog
+from consume_proxy.state_map import StateMap
 from purgatory.delayed_operation import DelayedOperation
 from purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
 from replica.types import TopicPartition
@@ -115,14 +126,22 @@ class ConsumeProxy:
         self._partitions: dict[Hashable, SharePartition] = {}
         self._order: list[SharePartition] = []  # round-robin order of the served partitions
         self._next = 0
+        self._consumer: dict[TopicPartition, StateMap] = {}  # the copies read while catching up
         self.log = StateLog()
 
     # -- assignment and data ----------------------------------------------------------------
 
-    def assign(self, tp: TopicPartition, start_offset: int) -> None:
-        """Serve ``tp`` from its committed position ``start_offset`` (an int >= 0)."""
-        if type(start_offset) is not int or start_offset < 0:
-            raise InvalidProxyConfigError(f"start_offset must be an int >= 0, got {start_offset!r}")
+    def assign(
+        self, tp: TopicPartition, start_offset: int, *, log_start: int | None = None
+    ) -> None:
+        """Serve ``tp`` from its committed position ``start_offset`` (an int >= 0).
+
+        With ``log_start``, the committed offset of ``tp``'s log partition, the partition
+        catches up first (see the module docstring): it serves after :meth:`caught_up`.
+        Without, there is no log to read: it serves at once and its log starts at 0."""
+        for name, value in (("start_offset", start_offset), ("log_start", log_start)):
+            if value is not None and (type(value) is not int or value < 0):
+                raise InvalidProxyConfigError(f"{name} must be an int >= 0, got {value!r}")
         if tp in self._partitions:
             raise InvalidProxyConfigError(f"{tp} is served already")
         partition = SharePartition(
@@ -138,16 +157,56 @@ class ConsumeProxy:
         )
         self._partitions[tp] = partition
         self._order.append(partition)
+        self.log.open(tp, 0 if log_start is None else log_start)
+        if log_start is not None:
+            partition.serving = False
+            self._consumer[tp] = StateMap.of(start_offset)
+
+    def replay(self, entry: LogEntry) -> None:
+        """An entry read from the log partition of ``entry.tp`` during its catch-up: joined
+        into the consumer's copy of the state. Raises UnknownPartitionError unless the
+        partition is catching up."""
+        consumer = self._consumer.get(entry.tp)
+        if consumer is None:
+            raise UnknownPartitionError(f"{entry.tp} is not catching up here")
+        consumer.add(entry.offset, entry.progress)
+        self.log.replayed(entry)
+
+    def caught_up(self, tp: TopicPartition, log_end: int) -> None:
+        """The log partition of ``tp`` has been read to ``log_end``: merge the consumer's
+        copy into the server's and serve ``tp`` (new log entries go at ``log_end``)."""
+        consumer = self._consumer.pop(tp, None)
+        if consumer is None:
+            raise UnknownPartitionError(f"{tp} is not catching up here")
+        partition = self._partitions[tp]
+        for offset, progress in sorted(consumer.progress.items()):
+            partition.merge(offset, progress)
+        self.log.caught_up(tp, log_end)
+        self.log.data_committed(tp, partition.start_offset)
+        for offset, delivery in self.log.open_deliveries(tp):  # open while still leased
+            now = partition.progress(offset) if offset >= partition.start_offset else None
+            if now is None or now.state is not RecordState.PENDING or now.delivery != delivery:
+                self.log.delivery_ended(tp, offset, delivery)
+        partition.serving = True
+        self._reads.check_and_complete(tp)
+
+    def catching_up(self) -> list[TopicPartition]:
+        """The partitions assigned but not caught up yet."""
+        return list(self._consumer)
 
     def revoke(self, tp: TopicPartition) -> None:
         """Stop serving ``tp`` (its partition moved to another server): its state map is
         forgotten, its leases cancelled without ending their deliveries, and requests naming
         it get UnknownPartitionError. Reads already waiting on it and on nothing else wait for
-        their timeout. Raises UnknownPartitionError if ``tp`` is not served."""
+        their timeout. Its log stream is closed (entries already written stay in the outbox;
+        the new owner commits the log). Raises UnknownPartitionError if ``tp`` is not
+        served."""
         partition = self.partition(tp)
         partition.close()
         del self._partitions[tp]
         self._order.remove(partition)
+        self._consumer.pop(tp, None)
+        self.log.close(tp)
 
     def append(
         self, tp: TopicPartition, offset: int, key: bytes | None, value: bytes | None
@@ -169,8 +228,9 @@ class ConsumeProxy:
     def read(self, timeout: int, callback: Callable[[Record | None], object]) -> DelayedRead:
         """Read(timeout): ``callback`` gets the next eligible record of a served partition as
         soon as there is one, or None after ``timeout`` time units (0: answer at once).
+        Partitions catching up give nothing until caught up (the read waits for them too).
         Returns the waiting operation (``cancel()`` drops it without a callback). Raises
-        UnknownPartitionError if no partition is served, and purgatory's InvalidTimeoutError
+        UnknownPartitionError if no partition is assigned, and purgatory's InvalidTimeoutError
         unless ``timeout`` is an int >= 0."""
         count = len(self._order)
         if not count:
@@ -204,9 +264,12 @@ class ConsumeProxy:
         self.partition(tp).reject(offset, delivery)
 
     def renew(self, tp: TopicPartition, offset: int, delivery: int | None = None) -> int:
-        """Restart the record's lease from now; returns the new deadline. Errors as
-        :meth:`acknowledge`."""
-        return self.partition(tp).renew(offset, delivery)
+        """Restart the record's lease from now (a Pending entry with the new deadline goes to
+        the log); returns the new deadline. Errors as :meth:`acknowledge`."""
+        partition = self.partition(tp)
+        deadline = partition.renew(offset, delivery)
+        self.log.pending(tp, offset, partition.progress(offset).delivery, deadline)
+        return deadline
 
     # -- time and output --------------------------------------------------------------------
 
@@ -258,5 +321,7 @@ class ConsumeProxy:
         self.log.pending(source.tp, record.offset, record.delivery_count, record.lease_deadline)
 
     def _archived(self, record: Record) -> None:
+        tp = TopicPartition(record.topic, record.partition)
+        self.log.archived(tp, record.offset, record.delivery_count)
         if self._dead_letter is not None:
             self._dead_letter(record)

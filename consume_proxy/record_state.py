@@ -6,7 +6,9 @@ ACKNOWLEDGED (Acknowledge), AVAILABLE again (Cancel, or its lease expiring) or A
 (Reject, or Cancel or expiry once its delivery count has reached the limit). ACKNOWLEDGED and
 ARCHIVED records are finished; once every record before them is finished too the data topic's
 commit passes them and they are COMMITTED, which is final. These are KIP-932's AVAILABLE,
-ACQUIRED, ACKNOWLEDGED and ARCHIVED, with the seed's names where it has them.
+ACQUIRED, ACKNOWLEDGED and ARCHIVED, with the seed's names where it has them. One move only a
+merge makes (see :mod:`consume_proxy.state_map`): ARCHIVED to ACKNOWLEDGED, a record archived
+here that another copy knows was acknowledged.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ TRANSITIONS: Mapping[RecordState, frozenset[RecordState]] = {
     _S.AVAILABLE: frozenset({_S.PENDING}),
     _S.PENDING: frozenset({_S.AVAILABLE, _S.ACKNOWLEDGED, _S.ARCHIVED}),
     _S.ACKNOWLEDGED: frozenset({_S.COMMITTED}),
-    _S.ARCHIVED: frozenset({_S.COMMITTED}),
+    _S.ARCHIVED: frozenset({_S.ACKNOWLEDGED, _S.COMMITTED}),
     _S.COMMITTED: frozenset(),
 }
 """The states each state may move to; :class:`~consume_proxy.SharePartition` makes no other

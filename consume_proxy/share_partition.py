@@ -20,6 +20,15 @@ partition, offset)) the current delivery is meant.
 
 Offsets that were never fetched inside the map (a compacted topic's holes, transaction
 markers) hold no record; the commit passes them.
+
+**Merging** (:meth:`SharePartition.merge`) joins what another copy knows of a record (a
+:class:`~consume_proxy.state_map.Progress`, from the state log during catch-up) into this
+one, the seed's CRDT merge: the record moves to the join of the two, through the transition
+table (an AVAILABLE record becomes PENDING on its way to ACKNOWLEDGED), writing nothing to the
+log (the facts came from it) and calling no dead-letter sink (the server that archived the
+record did). Progress for records not fetched yet is kept and joined in when they arrive.
+While the partition is not :attr:`~SharePartition.serving` (catch-up) it takes appends and
+merges but hands nothing out.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from consume_proxy.errors import (
     RecordNotHandedOutError,
 )
 from consume_proxy.record_state import FINISHED, TRANSITIONS, Record, RecordState
+from consume_proxy.state_map import NEVER_DELIVERED, Progress, StateMap
 from purgatory.contiguous import contiguous_end
 from purgatory.timing_wheel import TimerTask, TimingWheel
 from replica.types import TopicPartition
@@ -112,6 +122,8 @@ class SharePartition:
         self._records: dict[int, _InFlight] = {}
         self._available: SortedSet = SortedSet()
         self._finished = _Finished(self._records)
+        self._known: dict[int, Progress] = {}  # merged progress of records not fetched yet
+        self.serving = True
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -131,8 +143,21 @@ class SharePartition:
 
     @property
     def has_available(self) -> bool:
-        """True if a Read could be given a record now."""
-        return bool(self._available)
+        """True if a Read could be given a record now (never while catching up)."""
+        return self.serving and bool(self._available)
+
+    def progress(self, offset: int) -> Progress:
+        """What this copy knows of ``offset``, as an element of the state map's lattice
+        (:data:`~consume_proxy.state_map.NEVER_DELIVERED` for a hole or a record not fetched
+        yet, unless progress was merged for it). Offsets before the commit position are
+        committed and have none: raises InvalidRecordStateError."""
+        if offset < self.start_offset:
+            raise InvalidRecordStateError(f"{self.tp} offset {offset} is committed")
+        record = self._records.get(offset)
+        if record is None:
+            return self._known.get(offset, NEVER_DELIVERED)
+        lease = record.deadline if record.state is _PENDING else None
+        return Progress(record.delivery_count, record.state, lease)
 
     def count(self, state: RecordState) -> int:
         """How many records of the map are in ``state`` (COMMITTED ones are forgotten: 0)."""
@@ -151,9 +176,17 @@ class SharePartition:
                 f"{self.tp}: records must be appended in offset order; got offset {offset}, "
                 f"expected >= {self.end_offset}"
             )
-        self._records[offset] = _InFlight(self, offset, key, value)
+        record = self._records[offset] = _InFlight(self, offset, key, value)
         self._available.add(offset)
         self.end_offset = offset + 1
+        if self._known:  # what was merged for offsets skipped (holes) is moot
+            for skipped in [o for o in self._known if o < offset]:
+                moot = self._known.pop(skipped)
+                if moot.state is _PENDING:  # no delivery of a hole can be open
+                    self._on_delivery_end(self.tp, skipped, moot.delivery)
+            known = self._known.pop(offset, None)
+            if known is not None:
+                self._adopt(record, known)
 
     def acquire(self) -> Record | None:
         """Hand out the lowest AVAILABLE record: it becomes PENDING under a new lease.
@@ -205,6 +238,22 @@ class SharePartition:
         self.start_offset = position
         return position
 
+    def state_map(self) -> StateMap:
+        """This copy of the partition's state, as an element of the lattice."""
+        known = [(o, self.progress(o)) for o in self._records]
+        return StateMap.of(self.start_offset, [*known, *self._known.items()])
+
+    def merge(self, offset: int, progress: Progress) -> None:
+        """Join ``progress`` into what this copy knows of ``offset`` (see the module
+        docstring); nothing happens for a committed offset or a hole."""
+        if offset < self.start_offset:
+            return
+        record = self._records.get(offset)
+        if record is not None:
+            self._adopt(record, progress.join(self.progress(offset)))
+        elif offset >= self.end_offset:
+            self._known[offset] = progress.join(self._known.get(offset, NEVER_DELIVERED))
+
     def close(self) -> None:
         """Forget the map: the partition is no longer served here. Every lease is cancelled
         without ending its delivery (no callback runs); nothing is available any more."""
@@ -212,8 +261,32 @@ class SharePartition:
             TimerTask.cancel(record)
         self._records.clear()
         self._available.clear()
+        self._known.clear()
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _adopt(self, record: _InFlight, target: Progress) -> None:
+        """Move ``record`` to ``target``, a progress at least as high as its own."""
+        state = target.state
+        if record.state is _PENDING and (
+            state is not _PENDING or target.delivery != record.delivery_count
+        ):  # the current delivery ended in the other copy
+            TimerTask.cancel(record)
+            self._on_delivery_end(self.tp, record.offset, record.delivery_count)
+        record.delivery_count = target.delivery
+        if state is _AVAILABLE:
+            if record.state is _PENDING:
+                self._move(record, _AVAILABLE)
+                self._available.add(record.offset)
+                self._on_available(self.tp)
+            return
+        if record.state is _AVAILABLE:
+            self._available.discard(record.offset)
+            self._move(record, _PENDING)
+        if state is _PENDING:
+            self._timer.reschedule(record, target.lease_deadline)  # type: ignore[arg-type]
+        elif record.state is not state:  # finished: from PENDING, or ARCHIVED to ACKNOWLEDGED
+            self._move(record, state)
 
     def _get(self, offset: int) -> _InFlight:
         record = self._records.get(offset)

@@ -1,22 +1,26 @@
 """ClusterFeed end to end on the in-process cluster: records produced to a topic reach
 waiting reads, an unacknowledged record comes back after its lease, the group's committed
-offsets follow the acknowledged prefix, and a proxy started afresh resumes from them."""
+offsets follow the acknowledged prefix, the state log is produced and committed, and a server
+taking over after a crash catches up from the log: nothing is lost, and records are handed
+out again only if their lease had expired or was running at the crash."""
 
 from __future__ import annotations
 
+from apis.fetch import FetchResponse
 from apis.offset_fetch import OffsetFetchResponse
 from cluster import Client, Cluster
-from consume_proxy import ConsumeProxy, Record, RecordState
-from consume_proxy.cluster_feed import ClusterFeed
+from consume_proxy import ConsumeProxy, LogEntry, LogEntryKind, Record, RecordState, decode_entry
+from consume_proxy.cluster_feed import DEFAULT_LOG_TOPIC, ClusterFeed
 from replica.types import TopicPartition
 
 GROUP = "proxies"
 P0, P1 = TopicPartition("jobs", 0), TopicPartition("jobs", 1)
 
 
-def started() -> tuple[Cluster, Client]:
-    cluster = Cluster(1)
-    cluster.create_topic("jobs", 2, 1)
+def started(brokers: int = 1) -> tuple[Cluster, Client]:
+    cluster = Cluster(brokers)
+    cluster.create_topic("jobs", 2, brokers)
+    cluster.create_topic(DEFAULT_LOG_TOPIC, 2, brokers)
     cluster.advance(500)
     return cluster, Client(cluster)
 
@@ -26,12 +30,26 @@ def feed(cluster: Cluster, client: Client) -> ClusterFeed:
     feed = ClusterFeed(proxy, client, GROUP, max_wait_ms=100)
     for tp in (P0, P1):
         feed.assign(tp)
+    feed.poll()  # an empty log: caught up at once
+    assert proxy.catching_up() == []
     return feed
 
 
-def committed(client: Client) -> dict[TopicPartition, int]:
-    offsets = client.fetch_offsets(GROUP, [P0, P1]).result(OffsetFetchResponse).offsets
-    return {tp: offsets[tp].offset for tp in (P0, P1)}
+def committed(client: Client, *partitions: TopicPartition) -> dict[TopicPartition, int]:
+    partitions = partitions or (P0, P1)
+    offsets = client.fetch_offsets(GROUP, partitions).result(OffsetFetchResponse).offsets
+    return {tp: offsets[tp].offset for tp in partitions}
+
+
+def log_of(client: Client, tp: TopicPartition) -> list[LogEntry]:
+    """Every entry in the state log of ``tp``."""
+    answer = client.fetch(TopicPartition(DEFAULT_LOG_TOPIC, tp.partition), 0, max_wait_ms=0)
+    data = answer.result(FetchResponse).responses[TopicPartition(DEFAULT_LOG_TOPIC, tp.partition)]
+    return [
+        decode_entry(record.key, record.value, batch.base_offset + index)
+        for batch in data.records
+        for index, record in enumerate(batch.records)
+    ]
 
 
 def test_reads_acks_redelivery_and_commits_through_the_cluster() -> None:
@@ -79,3 +97,84 @@ def test_a_new_proxy_resumes_from_the_committed_offsets() -> None:
     got: list[Record | None] = []
     second.proxy.read(0, got.append)
     assert [(r.offset, r.value) for r in got if r] == [(2, b"c")]
+
+
+LOG0 = TopicPartition(DEFAULT_LOG_TOPIC, 0)
+
+
+def test_the_state_log_is_produced_in_order_and_committed_with_the_data() -> None:
+    cluster, client = started()
+    f = feed(cluster, client)
+    client.produce(P0, [b"a", b"b"])
+    f.poll()
+    got: list[Record | None] = []
+    f.proxy.read(0, got.append)
+    f.proxy.read(0, got.append)
+    f.proxy.acknowledge(P0, 1)
+    f.poll()
+    assert [(e.position, e.kind, e.offset) for e in log_of(client, P0)] == [
+        (0, LogEntryKind.PENDING, 0),
+        (1, LogEntryKind.PENDING, 1),
+        (2, LogEntryKind.ACKNOWLEDGED, 1),
+    ]
+    # Offset 0 is pending: neither the data nor the log (its Pending entry, at 0) can move.
+    assert committed(client, P0, LOG0) == {P0: -1, LOG0: -1}
+    f.proxy.acknowledge(P0, 0)
+    f.poll()  # data committed to 2 and, in the same OffsetCommit, the log to its end
+    assert committed(client, P0, LOG0) == {P0: 2, LOG0: 4}
+
+
+def run(cluster: Cluster, feeds: list[ClusterFeed], ms: int, step: int = 10) -> None:
+    for _ in range(ms // step):
+        cluster.advance(step)
+        for f in feeds:
+            f.poll()
+
+
+def test_a_server_taking_over_after_a_crash_loses_nothing_and_repeats_only_open_leases() -> None:
+    cluster, client = started(brokers=3)  # replicated: acks=all produces wait for followers
+    a = feed(cluster, client)
+    client.produce(P0, [b"%d" % i for i in range(10)])
+    client.produce(P1, [b"%d" % i for i in range(10)])
+    run(cluster, [a], 100)
+    handed: dict[tuple[int, int], list[tuple[str, int, int]]] = {}  # -> (server, time, lease)
+
+    def reader(server: str, f: ClusterFeed) -> None:
+        def got(record: Record | None) -> None:
+            if record is not None:
+                key = (record.partition, record.offset)
+                handed.setdefault(key, []).append((server, f.proxy.now(), record.lease_deadline))
+
+        f.proxy.read(0, got)
+
+    for _ in range(12):
+        reader("a", a)
+    acked = sorted(handed)[::2]  # every other record handed out is acknowledged
+    for partition, offset in acked:
+        a.proxy.acknowledge(TopicPartition("jobs", partition), offset)
+    cancelled = sorted(handed)[1]
+    a.proxy.cancel(TopicPartition("jobs", cancelled[0]), cancelled[1])
+    run(cluster, [a], 200)  # the log entries replicate, the commits land
+    crash = cluster.clock.now
+    del a  # a dies: nothing of it runs again
+
+    b = ClusterFeed(ConsumeProxy(lease_duration=1_000, start=crash), client, GROUP, max_wait_ms=50)
+    for tp in (P0, P1):
+        b.assign(tp)
+    run(cluster, [b], 50)
+    assert b.proxy.catching_up() == []
+    for _ in range(100):  # b's readers take everything, again and again, acknowledging
+        reader("b", b)
+        for (partition, offset), deliveries in handed.items():
+            server, _, _ = deliveries[-1]
+            tp = TopicPartition("jobs", partition)
+            if server == "b" and b.proxy.state(tp, offset) is RecordState.PENDING:
+                b.proxy.acknowledge(tp, offset)
+        run(cluster, [b], 50)
+    assert committed(client) == {P0: 10, P1: 10}  # nothing lost
+    again = {key: d for key, d in handed.items() if [s for s, _, _ in d].count("b") and len(d) > 1}
+    assert not set(again) & set(acked)  # an acknowledged record is never handed out again
+    for key, deliveries in again.items():  # the rest only once a's lease had ended, but the
+        (_, _, a_lease), (_, b_time, _) = deliveries[-2], deliveries[-1]  # cancelled one: the
+        assert b_time >= a_lease or key == cancelled  # log commit passed its ended delivery
+    assert len(again) == 12 - len(acked)

@@ -140,7 +140,9 @@ class ProxyMachine(RuleBasedStateMachine):
             self.commits[tp] = position
         self.log.extend(self.proxy.poll_log())
         committed = self.proxy.log.commit()
-        for entry in self.log[: committed or 0]:  # what the log commit passes is settled
+        for entry in self.log:  # what the log commit passes is settled
+            if entry.position >= committed.get(entry.tp, 0):
+                continue
             key = (entry.tp, entry.offset)
             if entry.kind is LogEntryKind.PENDING:
                 assert self.holder.get(key, (None,))[0] != entry.delivery
