@@ -276,8 +276,8 @@ _PROXY_DRIVERS = {
 
 def test_the_consume_proxy_core_needs_no_kafka_client() -> None:
     # Only the adapter (consume_proxy.cluster_feed) talks to the cluster, only the front end,
-    # the server and the benchmarks to trio_http; the core, and the package's __init__, stay on purgatory and
-    # replica's types.
+    # the server and the benchmarks to trio_http; the core, and the package's __init__, stay
+    # on purgatory and replica's types.
     found = [
         f"{module} imports {target}"
         for module, targets in sorted(GRAPH.items())
