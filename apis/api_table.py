@@ -105,7 +105,7 @@ class Api:
     response: type[ResponseBody]
     handler: str
     delayed_in: Literal["produce", "fetch", "rebalance"] | None
-    errors: ErrorsOf = attrs.field(repr=False)
+    errors: ErrorsOf
 
 
 def _top_level_then(parts: Callable[[Any], Iterator[Errors]]) -> ErrorsOf:

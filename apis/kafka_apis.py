@@ -25,10 +25,9 @@ with ``records=None`` is answered with a response that lists no partition.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import attrs
@@ -176,6 +175,44 @@ class _Responder:
         self.channel.send_response(self.request, body)
 
 
+class _Responding:
+    """``with`` context of one request's handling: gives its :class:`_Responder`; an
+    ``Exception`` raised inside is logged, counted in ``unknown_server_errors`` and answered
+    with UNKNOWN_SERVER_ERROR (unless a response was sent), and goes no further.
+
+    A class rather than a generator-based context manager: one object per request, no
+    generator, and compiled, its methods are native calls.
+    """
+
+    __slots__ = ("apis", "respond")
+
+    def __init__(self, apis: KafkaApis, request: Request) -> None:
+        self.apis = apis
+        self.respond = _Responder(apis.request_channel, request)
+
+    def __enter__(self) -> _Responder:
+        return self.respond
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: object
+    ) -> bool:
+        if kind is None or not issubclass(kind, Exception):
+            return False
+        apis, respond = self.apis, self.respond
+        request = respond.request
+        apis.unknown_server_errors += 1
+        _logger.error(
+            "broker %d failed handling %s (correlation id %d)",
+            apis.broker_id,
+            type(request.body).__name__,
+            request.header.correlation_id,
+            exc_info=error,
+        )
+        if not respond.sent:
+            respond(_error_response(request.body, Errors.UNKNOWN_SERVER_ERROR))
+        return True
+
+
 class KafkaApis:
     """Request handling of broker ``broker_id``.
 
@@ -233,22 +270,10 @@ class KafkaApis:
             return
         self._handlers[type(request.body)](request)
 
-    @contextlib.contextmanager
-    def _responding(self, request: Request) -> Iterator[_Responder]:
-        """Yield the request's one-shot responder; turn an exception into UNKNOWN_SERVER_ERROR."""
-        respond = _Responder(self.request_channel, request)
-        try:
-            yield respond
-        except Exception:
-            self.unknown_server_errors += 1
-            _logger.exception(
-                "broker %d failed handling %s (correlation id %d)",
-                self.broker_id,
-                type(request.body).__name__,
-                request.header.correlation_id,
-            )
-            if not respond.sent:
-                respond(_error_response(request.body, Errors.UNKNOWN_SERVER_ERROR))
+    def _responding(self, request: Request) -> _Responding:
+        """The request's one-shot responder, as a context that turns an exception into
+        UNKNOWN_SERVER_ERROR."""
+        return _Responding(self, request)
 
     @staticmethod
     def _body(request: Request, kind: type[_Body]) -> _Body:

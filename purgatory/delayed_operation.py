@@ -84,6 +84,10 @@ _CANCELLED = OperationState.CANCELLED
 
 _leave_timer = TimerTask.cancel  # the timer-only removal (TimerTask.cancel, not the override)
 
+# The operation classes _check_type() accepted, each checked once (see the module docstring).
+# A set, not a flag on each class: compiled, a class-body flag would be a per-instance field.
+_checked_types: set[type[DelayedOperation]] = set()
+
 
 class _Purgatory(Protocol):
     """What an operation needs of the purgatory holding it (a DelayedOperationPurgatory)."""
@@ -114,14 +118,8 @@ class DelayedOperation(TimerTask):
     _watch_order: int
     _watched_under: object
 
-    _type_checked = False  # set on each class by _check_type() (see the module docstring)
-
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._type_checked = False  # a subclass is checked on its own
-
     def __init__(self, timeout: int) -> None:
-        if not self._type_checked:
+        if type(self) not in _checked_types:
             _check_type(type(self))
         # TimerTask's fields, set here rather than by super().__init__(): every request creates
         # an operation, and the extra call is a visible share of a purgatory's cost.
@@ -265,4 +263,4 @@ def _check_type(cls: type[DelayedOperation]) -> None:
             "identity. Declare it with @attrs.define(eq=False) (or @attrs.frozen(eq=False)) "
             "if it is an attrs class; otherwise remove __eq__ and __hash__"
         )
-    cls._type_checked = True
+    _checked_types.add(cls)

@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-import attrs
-
 from purgatory import DelayedOperation
 from replica.errors import Errors
 from replica.partition import Partition
@@ -40,20 +38,23 @@ class PartitionLookup(Protocol):
         """The hosted partition, or the error a request for a partition not hosted here gets."""
 
 
-@attrs.define(eq=False)
 class ProducePartitionStatus:
     """One partition of a produce: the offset replication must reach, and its response.
 
     ``acks_pending`` is True while the partition waits; ``error`` is then REQUEST_TIMED_OUT.
-    The response sent is ``response`` with ``error`` in place of its error.
+    The response sent is ``response`` with ``error`` in place of its error (at first, the
+    response's own error). Compared by identity.
     """
 
-    required_offset: int
-    response: PartitionResponse
-    acks_pending: bool = False
-    error: Errors = attrs.field(
-        default=attrs.Factory(lambda self: self.response.error, takes_self=True)
-    )
+    __slots__ = ("acks_pending", "error", "required_offset", "response")
+
+    def __init__(
+        self, required_offset: int, response: PartitionResponse, acks_pending: bool = False
+    ) -> None:
+        self.required_offset = required_offset
+        self.response = response
+        self.acks_pending = acks_pending
+        self.error: Errors = response.error
 
     def final_response(self) -> PartitionResponse:
         """The partition's response as it stands now."""

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import attrs
-
 from replica.types import UNKNOWN_OFFSET, UNKNOWN_OFFSET_METADATA, LogOffsetMetadata
 
 
-@attrs.define(eq=False)
 class Replica:
     """State a leader keeps for one follower (Kafka's ``Replica``/``ReplicaState``).
 
@@ -15,15 +12,27 @@ class Replica:
     leader's log (unknown until its first fetch to this leader). ``last_caught_up_time_ms``
     is the last time the follower was known to have reached the leader's log end offset; the
     follower is out of sync when that is more than replica.lag.time.max.ms ago (and it is not
-    at the log end offset right now).
+    at the log end offset right now). Compared by identity.
     """
 
-    broker_id: int
-    log_end_offset_metadata: LogOffsetMetadata = UNKNOWN_OFFSET_METADATA
-    log_start_offset: int = UNKNOWN_OFFSET
-    last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
-    last_fetch_time_ms: int = 0
-    last_caught_up_time_ms: int = 0
+    # A plain class, not attrs: compiled, its fields are read and written natively (the
+    # leader updates one per follower fetch and partition).
+    __slots__ = (
+        "broker_id",
+        "last_caught_up_time_ms",
+        "last_fetch_leader_log_end_offset",
+        "last_fetch_time_ms",
+        "log_end_offset_metadata",
+        "log_start_offset",
+    )
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.log_end_offset_metadata: LogOffsetMetadata = UNKNOWN_OFFSET_METADATA
+        self.log_start_offset = UNKNOWN_OFFSET
+        self.last_fetch_leader_log_end_offset = UNKNOWN_OFFSET
+        self.last_fetch_time_ms = 0
+        self.last_caught_up_time_ms = 0
 
     @property
     def log_end_offset(self) -> int:

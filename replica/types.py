@@ -3,7 +3,9 @@
 Everything here is immutable, so results can be handed to callbacks without copies. Offsets
 are Kafka offsets (``int``); times are milliseconds.
 
-Most types are frozen attrs classes. The few built for every partition of every fetch
+Most types are frozen attrs classes (the two whose fields are validated, :class:`EpochEndOffset`
+and :class:`PartitionState`, are declared in :mod:`replica.validated_types`, which the compiled
+build leaves interpreted, and exported here). The few built for every partition of every fetch
 (:class:`TopicPartition`, :class:`LogOffsetMetadata`, :class:`PartitionFetchInfo`,
 :class:`FetchDataInfo`, :class:`FetchPartitionData`, :class:`LogReadResult`) are named tuples
 instead: a follower's fetch carries every partition it follows, mostly idle ones, and building
@@ -16,14 +18,39 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import ClassVar, NamedTuple
+from typing import NamedTuple
 
 import attrs
 
-from replica.config_def import FieldErrors, int_at_least
 from replica.errors import Errors
 from replica.exceptions import ReplicaArgumentError
 from replica.records import NO_TIMESTAMP, RecordBatch
+from replica.validated_types import EpochEndOffset, PartitionState
+
+__all__ = [
+    "CONSUMER_REPLICA_ID",
+    "EARLIEST_TIMESTAMP",
+    "EMPTY_FETCH_DATA_INFO",
+    "GROUP_METADATA_TOPIC_NAME",
+    "INTERNAL_TOPICS",
+    "LATEST_TIMESTAMP",
+    "UNKNOWN_OFFSET",
+    "UNKNOWN_OFFSET_METADATA",
+    "EpochEndOffset",
+    "FetchDataInfo",
+    "FetchIsolation",
+    "FetchParams",
+    "FetchPartitionData",
+    "IsolationLevel",
+    "ListOffsetsResult",
+    "LogAppendInfo",
+    "LogOffsetMetadata",
+    "LogReadResult",
+    "PartitionFetchInfo",
+    "PartitionResponse",
+    "PartitionState",
+    "TopicPartition",
+]
 
 #: Kafka's ``FetchRequest.CONSUMER_REPLICA_ID``: the ``replica_id`` of a consumer's fetch.
 CONSUMER_REPLICA_ID = -1
@@ -176,22 +203,6 @@ class LogAppendInfo:
     log_start_offset: int
 
 
-@attrs.define(frozen=True)
-class EpochEndOffset:
-    """A leader epoch and the offset where it ends on the answering replica (Kafka's
-    ``FetchResponseData.EpochEndOffset``): offsets from ``end_offset`` on were not written in
-    ``leader_epoch`` or any earlier epoch there.
-
-    Raises:
-        ReplicaArgumentError: a field is negative.
-    """
-
-    field_errors: ClassVar[FieldErrors] = FieldErrors(ReplicaArgumentError)
-
-    leader_epoch: int = attrs.field(validator=int_at_least(0))
-    end_offset: int = attrs.field(validator=int_at_least(0))
-
-
 class FetchPartitionData(NamedTuple):
     """One partition of a fetch response (what ``fetch_messages`` hands its callback).
 
@@ -280,40 +291,3 @@ class ListOffsetsResult:
     timestamp: int = NO_TIMESTAMP
     offset: int = UNKNOWN_OFFSET
     leader_epoch: int | None = None
-
-
-def _replica_ids(value: Sequence[int]) -> tuple[int, ...]:
-    return tuple(value)
-
-
-@attrs.define(frozen=True)
-class PartitionState:
-    """The controller's view of one partition (Kafka's ``LeaderAndIsrPartitionState``).
-
-    Raises:
-        ReplicaArgumentError: ``replicas`` is empty or has duplicates, the ISR is not a
-            non-empty subset of the replicas, the leader is neither a replica nor ``-1`` (no
-            leader), or the epoch is negative.
-    """
-
-    field_errors: ClassVar[FieldErrors] = FieldErrors(ReplicaArgumentError)
-
-    leader: int
-    leader_epoch: int = attrs.field(validator=int_at_least(0))
-    isr: tuple[int, ...] = attrs.field(converter=_replica_ids)
-    replicas: tuple[int, ...] = attrs.field(converter=_replica_ids)
-
-    def __attrs_post_init__(self) -> None:
-        if not self.replicas or len(set(self.replicas)) != len(self.replicas):
-            raise ReplicaArgumentError(
-                f"replicas must be non-empty and distinct, got {list(self.replicas)}"
-            )
-        if not self.isr or not set(self.isr) <= set(self.replicas):
-            raise ReplicaArgumentError(
-                f"isr must be a non-empty subset of replicas {list(self.replicas)}, "
-                f"got {list(self.isr)}"
-            )
-        if self.leader != -1 and self.leader not in self.replicas:
-            raise ReplicaArgumentError(
-                f"leader must be one of replicas {list(self.replicas)} or -1, got {self.leader}"
-            )

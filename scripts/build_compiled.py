@@ -17,6 +17,15 @@ which Python's import system prefers to the source; the shared library sits at t
 root. setuptools is driven programmatically: ``setup()`` would read pyproject.toml, which the
 build does not need (and which older setuptools refuse, for its SPDX ``license`` string).
 
+mypyc 2.4 gets weak references wrong, and the build corrects its C before compiling it
+(:func:`fix_weak_references`): a native class with a Python class in its bases (``Generic``,
+``Sequence``) gets a ``__weakref__`` slot, which mypyc's generated code treats as a reference
+the instance owns: the collector visits it, and the deallocator decrements it instead of
+clearing the instance's weak references (mypyc/mypyc#1102). An instance that died while weakly
+referenced freed its first weak reference object, which then dangled: the compiled
+``RecordColumns`` crashed the interpreter under hypothesis, and so would any weakly referenced
+``DelayedOperationPurgatory`` or ``WatchGroup``.
+
 The build records the SHA-256 of every compiled source in ``build/mypyc/manifest.json``; a
 later run with the same sources (and the same Python, mypyc and options) does nothing, and
 ``--check`` (run by the test suite) fails on a build that no longer matches its sources: an
@@ -30,16 +39,20 @@ import hashlib
 import importlib.machinery
 import json
 import os
+import re
 import shutil
 import sys
 import time
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "build" / "mypyc"
 MANIFEST = BUILD_DIR / "manifest.json"
 OPT_LEVEL = "3"
+WEAKREF_FIX = 1
+"""Version of :func:`fix_weak_references`, recorded in the manifest (a change rebuilds)."""
 UNSUPPORTED = ("attrs.field(", "ClassVar[")
 """Modules containing these stay interpreted, whatever the configuration says: mypyc (2.4)
 builds an attrs class (a non-native class to it) with a wrong class body when an attribute's
@@ -75,10 +88,45 @@ def _manifest(sources: list[str]) -> dict[str, object]:
         "python": sys.version,
         "mypy": mypy.version.__version__,
         "opt_level": OPT_LEVEL,
+        "weakref_fix": WEAKREF_FIX,
         "sources": {
             source: hashlib.sha256((ROOT / source).read_bytes()).hexdigest() for source in sources
         },
     }
+
+
+# The __weakref__ slot mypyc puts right after the __dict__ slot, behind the instance struct.
+_WEAKREF_SLOT = (
+    re.escape("*((PyObject **)((char *)self + sizeof(PyObject *) + sizeof(")
+    + r"\w+"
+    + re.escape(")))")
+)
+_VISIT_WEAKREFS = re.compile(rf"^\s*Py_VISIT\({_WEAKREF_SLOT}\);\n", re.MULTILINE)
+_CLEAR_WEAKREFS = re.compile(rf"Py_CLEAR\(({_WEAKREF_SLOT})\);")
+
+
+def fix_weak_references(sources: Iterable[str]) -> int:
+    """Correct mypyc's handling of ``__weakref__`` slots in the C files ``sources`` (see the
+    module docstring); return how many places were corrected.
+
+    The slot holds a borrowed pointer to the first weak reference, so the collector must not
+    visit it, and tearing an instance down must clear its weak references (which calls their
+    callbacks) instead of decrementing that pointer, as CPython's own classes do. The same
+    clear function serves the collector's ``tp_clear``, where the slot is already empty (the
+    collector clears weak references to garbage before it clears the garbage).
+    """
+    fixed = 0
+    for source in sources:
+        path = ROOT / source
+        text = path.read_text()
+        text, visits = _VISIT_WEAKREFS.subn("", text)
+        text, clears = _CLEAR_WEAKREFS.subn(
+            r"if (\1 != NULL) PyObject_ClearWeakRefs((PyObject *)self);", text
+        )
+        if visits or clears:
+            path.write_text(text)
+            fixed += visits + clears
+    return fixed
 
 
 def built_extensions() -> list[Path]:
@@ -141,6 +189,8 @@ def build(jobs: int) -> None:
     started = time.monotonic()
     os.chdir(ROOT)
     extensions = mypycify(sources, opt_level=OPT_LEVEL, target_dir=str(BUILD_DIR))
+    fixed = fix_weak_references(source for extension in extensions for source in extension.sources)
+    print(f"build_compiled: {fixed} weak-reference slot uses corrected")
     temp = BUILD_DIR / "temp"
     dist = Distribution(
         {

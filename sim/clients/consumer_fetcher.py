@@ -47,7 +47,7 @@ from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.consumer_positions import Positions
 from sim.clients.consumer_requests import ConsumerRequests
 from sim.clients.network import MetadataView
-from sim.clients.records import message_id_of
+from sim.clients.records import message_ids_of
 from sim.core.engine import Scheduler
 
 __all__ = ["ConsumerRecords", "Fetcher"]
@@ -70,15 +70,27 @@ _SESSION_ERRORS = frozenset({Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_F
 """Top-level errors after which the next fetch is full, at once (no back-off)."""
 
 
-@attrs.define
+@attrs.define(init=False)
 class ConsumerRecords:
     """Records as the application receives them (Kafka's ``ConsumerRecords``), as columns:
     record ``i`` is offset ``offsets[i]`` of ``tps[i]`` and carries message ``message_ids[i]``
-    (-1 for a foreign record). A partition's records are adjacent and in offset order."""
+    (-1 for a foreign record). A partition's records are adjacent and in offset order.
+    ``ConsumerRecords()`` is empty (new lists)."""
 
-    tps: list[TopicPartition] = attrs.field(factory=list)
-    offsets: list[int] = attrs.field(factory=list)
-    message_ids: list[int] = attrs.field(factory=list)
+    tps: list[TopicPartition]
+    offsets: list[int]
+    message_ids: list[int]
+
+    def __init__(
+        self,
+        tps: list[TopicPartition] | None = None,
+        offsets: list[int] | None = None,
+        message_ids: list[int] | None = None,
+    ) -> None:
+        # Defaults here, not as factory fields: mypyc cannot build a class body with those.
+        self.tps = [] if tps is None else tps
+        self.offsets = [] if offsets is None else offsets
+        self.message_ids = [] if message_ids is None else message_ids
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -250,6 +262,6 @@ def _unpack(
 
 
 def _message_ids(records: Sequence[Record]) -> list[int]:
-    """The message id each record carries (-1 if it has none)."""
-    ids = [message_id_of(record) for record in records]
-    return [-1 if m is None else m for m in ids]
+    """The message id each record carries (-1 if it has none); read from the columns of a
+    producer's batch, without building a record per message."""
+    return [-1 if m is None else m for m in message_ids_of(records)]

@@ -365,12 +365,15 @@ class ClientRecorder(Protocol):
     def record(self, event: ClientEvent) -> None: ...
 
 
-@attrs.define
+@attrs.define(init=False)
 class InMemoryRecorder:
     """Keeps every event in :attr:`events`, in arrival order; a batch event is kept as the
     per-message events it stands for."""
 
-    events: list[ClientEvent] = attrs.field(factory=list)
+    events: list[ClientEvent]
+
+    def __init__(self, events: list[ClientEvent] | None = None) -> None:
+        self.events = [] if events is None else events
 
     def record(self, event: ClientEvent) -> None:
         """Append ``event`` (or its per-message events) to :attr:`events`."""

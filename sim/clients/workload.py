@@ -14,17 +14,18 @@ sends each at its time, as ``Producer.send`` would.
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from collections.abc import Iterator
-from typing import ClassVar, Literal
 
-import attrs
-
-from replica.config_def import FieldErrors, doc, int_at_least, one_of, require
 from sim.clients.errors import ClientConfigError
 from sim.clients.producer import Producer
-from sim.core.distributions import Constant, Distribution
+from sim.clients.workload_config import (
+    MIN_RATE,
+    RATE_RULE,
+    ArrivalKind,
+    ProducerWorkload,
+    valid_rate,
+)
 from sim.core.engine import Scheduler
 
 __all__ = [
@@ -36,26 +37,8 @@ __all__ = [
     "arrival_times",
 ]
 
-ArrivalKind = Literal["poisson", "constant"]
-
-MIN_RATE = 1e-6
-"""The lowest rate, messages per second (one message in 11.6 days): below about 1e-302 the
-mean gap between arrivals is no longer a finite float."""
-
 CHUNK = 64
 """Arrivals drawn per request of the producer (the draws are the same whatever the chunk)."""
-
-_RATE_RULE = f"a finite number >= {MIN_RATE} (messages per second)"
-
-
-def _valid_rate(rate: object) -> bool:
-    """Whether ``rate`` is a usable arrival rate: a finite int or float >= :data:`MIN_RATE`."""
-    return (
-        isinstance(rate, int | float)
-        and not isinstance(rate, bool)
-        and math.isfinite(rate)
-        and rate >= MIN_RATE
-    )
 
 
 def arrival_times(
@@ -68,47 +51,14 @@ def arrival_times(
     """
     if kind not in ("poisson", "constant"):
         raise ClientConfigError(f"arrivals must be 'poisson' or 'constant', got {kind!r}")
-    if not _valid_rate(rate_per_s):
-        raise ClientConfigError(f"rate must be {_RATE_RULE}, got {rate_per_s!r}")
+    if not valid_rate(rate_per_s):
+        raise ClientConfigError(f"rate must be {RATE_RULE}, got {rate_per_s!r}")
     mean_gap = 1_000_000.0 / rate_per_s
     t = float(start_us)
     poisson = kind == "poisson"
     while True:
         t += rng.expovariate(1.0 / mean_gap) if poisson else mean_gap
         yield round(t)
-
-
-@attrs.frozen(kw_only=True)
-class ProducerWorkload:
-    """What one producer sends: to which topic, how often, how large, with which keys.
-
-    Raises ClientConfigError naming the field when a value is out of range.
-    """
-
-    field_errors: ClassVar[FieldErrors] = FieldErrors(ClientConfigError)
-
-    topic: str = attrs.field(metadata=doc("topic to produce to"))
-    rate: float = attrs.field(
-        default=1000.0,
-        validator=require(_RATE_RULE, _valid_rate),
-        metadata=doc(f"messages per second (at least {MIN_RATE})"),
-    )
-    arrivals: ArrivalKind = attrs.field(
-        default="poisson",
-        validator=one_of(("poisson", "constant")),
-        metadata=doc("'poisson' (exponential gaps) or 'constant' (fixed gaps)"),
-    )
-    message_size: Distribution = attrs.field(
-        factory=lambda: Constant(value=1024), metadata=doc("record value size", unit="bytes")
-    )
-    key_space: int = attrs.field(
-        default=0,
-        validator=int_at_least(0),
-        metadata=doc("distinct keys, drawn uniformly (0: messages have no key)"),
-    )
-    message_count: int | None = attrs.field(
-        default=None, metadata=doc("stop after this many messages (none: run until stopped)")
-    )
 
 
 class WorkloadDriver:

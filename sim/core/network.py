@@ -1,7 +1,8 @@
 """The simulated network: per-link latency, in-order delivery, latency spikes and outages.
 
 Its settings (:class:`NetworkConfig`, the scenario's ``[network]`` section) and its fault
-(:class:`LatencySpike`, a ``[[faults]]`` entry) are declared here, beside what they configure.
+(:class:`LatencySpike`, a ``[[faults]]`` entry) are declared in :mod:`sim.core.network_config`
+and exported here too.
 
 Sans-IO on top of the engine: :meth:`Network.send` takes a zero-argument ``deliver`` callback
 and schedules it at the arrival time; the network never looks at what is sent.
@@ -32,11 +33,9 @@ from fnmatch import fnmatchcase
 from functools import partial
 from typing import Literal
 
-import attrs
-
-from replica.config_def import at_least, doc
-from sim.core.distributions import Distribution, Lognormal
+from sim.core.distributions import Distribution
 from sim.core.engine import Scheduler
+from sim.core.network_config import LatencySpike, NetworkConfig
 
 __all__ = [
     "LatencySpike",
@@ -49,41 +48,6 @@ __all__ = [
 ]
 
 NodeKind = Literal["broker", "client"]
-
-
-@attrs.frozen(kw_only=True)
-class NetworkConfig:
-    """``[network]``: one-way latency per link class; links deliver in order (TCP-like)."""
-
-    client_broker: Distribution = attrs.field(
-        factory=lambda: Lognormal(median=250, sigma=0.3),
-        metadata=doc("latency between a client and a broker"),
-    )
-    broker_broker: Distribution = attrs.field(
-        factory=lambda: Lognormal(median=250, sigma=0.3),
-        metadata=doc("latency between two brokers (replication)"),
-    )
-
-
-@attrs.frozen(kw_only=True)
-class LatencySpike:
-    """A fault: ``extra`` one-way latency on matching links during ``[at, at + duration)``.
-
-    ``src``/``dst`` are node names or shell patterns (``broker-*``, ``*``); with
-    ``bidirectional`` the reverse direction is slowed too.
-    """
-
-    type: Literal["latency_spike"] = "latency_spike"
-    at: int = attrs.field(validator=at_least(0), metadata=doc("start (virtual time)", unit="us"))
-    duration: int = attrs.field(
-        validator=at_least(1), metadata=doc("length of the spike", unit="us")
-    )
-    extra: int = attrs.field(
-        validator=at_least(0), metadata=doc("added one-way latency", unit="us")
-    )
-    src: str = attrs.field(default="*", metadata=doc("sending node (pattern)"))
-    dst: str = attrs.field(default="*", metadata=doc("receiving node (pattern)"))
-    bidirectional: bool = attrs.field(default=True, metadata=doc("also slow dst -> src"))
 
 
 class NetworkError(ValueError):
