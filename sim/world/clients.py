@@ -190,7 +190,10 @@ def _plain_consumer(
             context.sim, port, metadata, config, rng=context.sim.rng(client_id),
             recorder=context.recorder, client_id=client_id,
         )  # fmt: skip
-        consumer.assign(context.assignment(section.topics))
+        members, member = section.members, section.member
+        consumer.assign(
+            [tp for tp in context.assignment(section.topics) if tp.partition % members == member]
+        )
         metadata.refresh(lambda: _start_unless_stopped(consumer))
         return consumer
 
