@@ -112,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with the compiled build, skip the pure-Python run beside it",
     )
+    bench.add_argument(
+        "--skip-scale", action="store_true", help="skip the scale scenario and the memory figure"
+    )
 
     # Spark commands: parsed by sim.sweep.cli (imported only when used: pyspark is heavy).
     commands.add_parser("sweep", help="run a study's grid of simulations on Spark", add_help=False)
@@ -323,7 +326,15 @@ def _knobs(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from purgatory.compiled import compiled_packages
-    from sim.bench import PACKAGES, engine_overhead, pure_python_figures, scenario_throughput
+    from sim.bench import (
+        PACKAGES,
+        engine_overhead,
+        pure_python_figures,
+        scale_throughput,
+        scenario_throughput,
+    )
+    from sim.bench.memory import live_bytes_per_message
+    from sim.scenario import with_overrides
 
     results: dict[str, object] = {}
     engine = engine_overhead(events=args.events, rounds=args.rounds)
@@ -331,10 +342,18 @@ def _bench(args: argparse.Namespace) -> int:
     results.update(engine)
     scenario = scenario_throughput()
     results.update(scenario)
+    if not args.skip_scale:
+        short = ["simulation.duration=2s", "simulation.warmup=500ms"]  # 20,000 messages
+        results["bytes_per_message"] = round(
+            live_bytes_per_message(with_overrides(load_scenario(), short))
+        )
+        results["scale"] = scale_throughput()
     compiled = compiled_packages(PACKAGES)
     results["compiled"] = compiled
     if any(compiled.values()) and not args.no_pure_python:
-        pure = pure_python_figures(["--events", str(args.events), "--rounds", str(args.rounds)])
+        pure = pure_python_figures(
+            ["--events", str(args.events), "--rounds", str(args.rounds), "--skip-scale"]
+        )
         results["pure_python"] = pure
         results["compiled_speedup"] = round(
             scenario["messages_per_cpu_s"] / pure["messages_per_cpu_s"], 2

@@ -4,6 +4,10 @@ Scenario throughput: the default scenario (the real brokers, clients and network
 2, 4 and 8 simulated seconds; messages and events per wall second and per CPU second, CPU
 per message, and how linear the cost is in the simulated duration.
 
+Scale: the bundled ``confluent-2020`` scenario (10 brokers, 100 partitions, 200,000 msg/s) run
+for :data:`SCALE_DURATION_US`; simulated messages per wall and per CPU second. The cost model
+behind these figures is ``python -m sim.bench.cost_model``.
+
 The compiled build (docs/benchmarks.md): ``python -m sim bench`` reports which packages run
 compiled and, when any does, runs itself again on pure Python in a subprocess
 (:mod:`purgatory.compiled`) and reports that run's figures beside its own.
@@ -39,10 +43,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BENCH_DURATIONS_S",
     "PACKAGES",
+    "SCALE_DURATION_US",
+    "SCALE_SCENARIO",
     "HeapqLoop",
     "WheelLoop",
     "engine_overhead",
     "pure_python_figures",
+    "scale_throughput",
     "scenario_throughput",
 ]
 
@@ -225,6 +232,39 @@ def scenario_throughput(
         "events_per_cpu_s": round(events / cpu),
         **results,
         "linearity": round(cpu_per_simulated_s[last] / cpu_per_simulated_s[shortest], 3),
+    }
+
+
+SCALE_SCENARIO = "confluent-2020"
+"""The bundled scenario of the scale benchmark."""
+
+SCALE_DURATION_US = 500_000
+"""Simulated duration of the scale benchmark (100,000 messages; warmup: a fifth of it)."""
+
+
+def scale_throughput(
+    scenario: Scenario | None = None, duration_us: int = SCALE_DURATION_US
+) -> dict[str, float]:
+    """Simulate ``scenario`` (default: :data:`SCALE_SCENARIO`) for ``duration_us``; return
+    ``messages``, ``messages_per_wall_s`` and ``messages_per_cpu_s`` (process CPU time) and
+    ``cpu_us_per_message``. Raises whatever the run raises.
+    """
+    from sim.runner import run_scenario
+    from sim.scenario import load_scenario, with_overrides
+
+    base = load_scenario(SCALE_SCENARIO) if scenario is None else scenario
+    run = with_overrides(
+        base, [("simulation.warmup", duration_us // 5), ("simulation.duration", duration_us)]
+    )
+    cpu = time.process_time()
+    result = run_scenario(run)
+    cpu = time.process_time() - cpu
+    messages = result.messages.num_rows
+    return {
+        "messages": messages,
+        "messages_per_wall_s": round(messages / result.wall_seconds),
+        "messages_per_cpu_s": round(messages / cpu),
+        "cpu_us_per_message": round(cpu / max(messages, 1) * 1e6, 1),
     }
 
 

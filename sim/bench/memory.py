@@ -9,6 +9,9 @@ hold (``log_records``). From the two durations it derives the growth of the peak
 message: what a longer run costs. With retention the logs stop growing; what still grows is
 the run's per-message measurements (the recorder's columns).
 
+:func:`live_bytes_per_message` (reported by ``python -m sim bench`` as ``bytes_per_message``)
+counts with tracemalloc instead: the bytes still allocated at the end of one run, per message.
+
 The baseline is the same scenario without retention, in the same invocation; the numbers are
 ratios and differences of runs made one after another on one machine.
 """
@@ -16,17 +19,21 @@ ratios and differences of runs made one after another on one machine.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sim.output import RunResult
+    from sim.scenario import Scenario
     from sim.world import World
 
-__all__ = ["RETENTION", "main", "measure", "retained_log"]
+__all__ = ["RETENTION", "live_bytes_per_message", "main", "measure", "retained_log"]
 
 RETENTION = (
     "cluster.log_segment_bytes=1MiB",
@@ -48,25 +55,31 @@ def retained_log(world: World) -> tuple[int, int]:
     return size, records
 
 
-def _child(scenario_name: str, duration: str, overrides: Sequence[str]) -> None:
-    """Run one measurement in this process and print it as JSON (the parent's subprocess)."""
+def _run_keeping_world(scenario: Scenario) -> tuple[RunResult, World]:
+    """Run ``scenario``; return its result and its world (kept to look at the brokers)."""
     from sim.core.engine import Simulator
     from sim.output import MetricsRecorder
     from sim.runner import run_scenario
-    from sim.scenario import Scenario, load_scenario, with_overrides
     from sim.world import World as WorldClass
 
-    scenario = with_overrides(
-        load_scenario(scenario_name), [*overrides, f"simulation.duration={duration}"]
-    )
     worlds: list[World] = []
 
     def build(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) -> World:
         worlds.append(WorldClass(sim, scenario, recorder))
         return worlds[0]
 
-    run = run_scenario(scenario, build=build)
-    log_bytes, log_records = retained_log(worlds[0])
+    return run_scenario(scenario, build=build), worlds[0]
+
+
+def _child(scenario_name: str, duration: str, overrides: Sequence[str]) -> None:
+    """Run one measurement in this process and print it as JSON (the parent's subprocess)."""
+    from sim.scenario import load_scenario, with_overrides
+
+    scenario = with_overrides(
+        load_scenario(scenario_name), [*overrides, f"simulation.duration={duration}"]
+    )
+    run, world = _run_keeping_world(scenario)
+    log_bytes, log_records = retained_log(world)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({
         "messages": run.summary["messages"]["sent"],
@@ -118,3 +131,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def live_bytes_per_message(scenario: Scenario) -> float:
+    """Run ``scenario`` under tracemalloc; return the bytes still allocated when it has ended
+    (the world, its logs and the recorder still alive, the result's tables built) per message
+    sent. What a longer run keeps per message; tracemalloc makes the run several times slower.
+    """
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run, _world = _run_keeping_world(scenario)
+        gc.collect()
+        live = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    sent: int = run.summary["messages"]["sent"]
+    return live / max(1, sent)

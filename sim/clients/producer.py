@@ -205,6 +205,7 @@ class Producer:
         self._source_topic = ""
         self._arrivals = _Arrivals()
         self._wakeup: Event | None = None
+        self._deferred_at = -1  # the instant the wake-up last made way for other events
         self._in_flight_messages = 0
 
     # -- public API ---------------------------------------------------------------------------
@@ -327,9 +328,12 @@ class Producer:
 
     def _woken(self) -> None:
         scheduler = self._scheduler
-        if scheduler.more_due_now():
-            # Other events of this instant are queued: arrivals come after them.
-            self._wakeup = scheduler.call_at(scheduler.now, self._woken)
+        now = scheduler.now
+        if self._deferred_at != now and scheduler.more_due_now():
+            # Other events of this instant are queued: arrivals come after them. Once per
+            # instant: two producers woken at one instant would defer to each other forever.
+            self._deferred_at = now
+            self._wakeup = scheduler.call_at(now, self._woken)
             return
         self._wakeup = None
         self._catch_up(scheduler.now)

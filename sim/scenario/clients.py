@@ -68,12 +68,29 @@ class ProducerSection(FlattenedAccess):
 
 @attrs.frozen(kw_only=True)
 class ConsumerSection(FlattenedAccess):
-    """``[[consumers]]``: one Kafka consumer assigned every partition of ``topics``."""
+    """``[[consumers]]``: one Kafka consumer assigned the partitions of ``topics``: all of
+    them, or with ``members`` > 1 its round-robin share (no group protocol runs: the share is
+    fixed for the whole run)."""
 
     topics: list[str] = attrs.field(metadata=doc("topics whose partitions it consumes"))
+    members: int = attrs.field(
+        default=1,
+        validator=at_least(1),
+        metadata=doc("consumers sharing the partitions (as a group's round-robin assignor)"),
+    )
+    member: int = attrs.field(
+        default=0,
+        validator=at_least(0),
+        metadata=doc("which of them this one is: it gets partitions p with p % members == member"),
+    )
     config: ConsumerConfig = attrs.field(
         factory=ConsumerConfig, metadata=doc("consumer settings", flatten=True)
     )
+
+    @member.validator
+    def _below_members(self, _attribute: Any, value: int) -> None:
+        if value >= self.members:
+            raise ValueError(f"must be < members ({self.members}), got {value}")
 
 
 def _burrow_consumer() -> ConsumerConfig:

@@ -305,6 +305,12 @@ def _check_groups(scenario: Scenario) -> None:
                 f"{section.members} Burrow consumers must join their group: set "
                 "burrow.consumer.group_membership to 'auto' or 'on'",
             )
+        if isinstance(section, ConsumerSection) and section.members > 1 and member:
+            raise ScenarioError(
+                f"{path}.members",
+                "a fixed share of the partitions (members > 1) is for consumers outside a "
+                "group; a group member gets its partitions from the group's assignment",
+            )
         if config.group_id is not None and joined.setdefault(config.group_id, member) != member:
             raise ScenarioError(
                 f"{path}.group_membership",

@@ -207,7 +207,10 @@ def _plain_consumer(
         if subscribe:
             consumer.subscribe(section.topics)
         else:
-            consumer.assign(context.assignment(section.topics))
+            members, member = section.members, section.member
+            consumer.assign(
+                [tp for tp in context.assignment(section.topics) if tp.partition % members == member]
+            )
         metadata.refresh(lambda: _start_unless_stopped(consumer))
         return consumer
 

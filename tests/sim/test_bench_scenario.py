@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim.bench import scenario_throughput
+from sim.bench import scale_throughput, scenario_throughput
+from sim.bench.memory import live_bytes_per_message
 from tests.sim.world_scenarios import small_scenario
 
 
@@ -21,3 +22,17 @@ def test_scenario_throughput_runs_each_duration_and_reports_rates() -> None:
 def test_scenario_throughput_needs_positive_durations(durations: tuple[int, ...]) -> None:
     with pytest.raises(ValueError, match="durations_s must be positive seconds"):
         scenario_throughput(small_scenario(), durations_s=durations)
+
+
+def test_scale_throughput_reports_messages_and_rates() -> None:
+    report = scale_throughput(small_scenario(), duration_us=1_000_000)
+    assert set(report) == {
+        "messages", "messages_per_wall_s", "messages_per_cpu_s", "cpu_us_per_message",
+    }  # fmt: skip
+    assert 150 <= report["messages"] <= 250  # 200 msg/s for 1 s
+    assert all(value > 0 for value in report.values())
+
+
+def test_live_bytes_per_message_counts_what_a_run_keeps() -> None:
+    per_message = live_bytes_per_message(small_scenario("simulation.duration=1s"))
+    assert 100 < per_message < 1_000_000  # the world's fixed part is spread over ~200 messages

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sim.cli import main
+from sim.scenario import Scenario
 from tests.sim.test_output import SHORT, toy_world
 
 Capture = pytest.CaptureFixture[str]
@@ -119,6 +120,17 @@ def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
         lambda: {"messages_per_wall_s": 1, "events_per_wall_s": 2, "messages_per_cpu_s": 3},
     )
     monkeypatch.setattr(
+        "sim.bench.scale_throughput",
+        lambda: {"messages": 9, "messages_per_wall_s": 4, "messages_per_cpu_s": 5},
+    )
+    memory_runs: list[int] = []
+
+    def live_bytes_per_message(scenario: Scenario) -> float:
+        memory_runs.append(scenario.simulation.duration)
+        return 1234.4
+
+    monkeypatch.setattr("sim.bench.memory.live_bytes_per_message", live_bytes_per_message)
+    monkeypatch.setattr(
         "purgatory.compiled.compiled_packages",
         lambda packages: dict.fromkeys(packages, compiled),
     )
@@ -134,22 +146,30 @@ def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
     expected = {
         "engine_events_per_wall_s", "heapq_events_per_wall_s", "engine_overhead_ratio",
         "wheel_events_per_wall_s", "wheel_overhead_ratio", "messages_per_wall_s",
-        "events_per_wall_s", "messages_per_cpu_s", "compiled",
+        "events_per_wall_s", "messages_per_cpu_s", "compiled", "bytes_per_message", "scale",
     }  # fmt: skip
     if compiled:  # the pure-Python figures beside the compiled ones
         expected |= {"pure_python", "compiled_speedup"}
         assert report["pure_python"] == {"messages_per_cpu_s": 2}
         assert report["compiled_speedup"] == 1.5
-        assert pure_runs == [["--events", "3000", "--rounds", "1"]]
+        assert pure_runs == [["--events", "3000", "--rounds", "1", "--skip-scale"]]
     assert set(report) == expected
+    assert report["scale"] == {"messages": 9, "messages_per_wall_s": 4, "messages_per_cpu_s": 5}
+    assert report["bytes_per_message"] == 1234
+    assert memory_runs == [2_000_000]  # the default scenario, shortened to 2 s
     assert report["compiled"] == dict.fromkeys(
         ["purgatory", "replica", "coordinator", "apis", "cluster", "sim"], compiled
     )
     assert report["engine_overhead_ratio"] > 0
-    assert main(["bench", "--events", "3000", "--rounds", "1", "--no-pure-python"]) == 0
+    assert (
+        main(["bench", "--events", "3000", "--rounds", "1", "--no-pure-python", "--skip-scale"])
+        == 0
+    )
     captured = capsys.readouterr()
     assert "engine_overhead_ratio: " in captured.out
     assert "messages_per_wall_s: 1" in captured.out
+    assert "scale" not in captured.out and "bytes_per_message" not in captured.out
+    assert memory_runs == [2_000_000]
     assert len(pure_runs) == compiled
 
 

@@ -162,6 +162,7 @@ def test_a_lone_consumer_of_a_group_is_assigned_unless_membership_is_on() -> Non
         ),
         (("consumers[0].group_membership=maybe",), "consumers[0].group_membership"),
         (("cluster.group_initial_rebalance_delay_ms=-1",), "group_initial_rebalance_delay_ms"),
+        (("consumers[0].members=2",), "consumers[0].members: a fixed share"),
     ],
 )
 def test_group_knobs_are_checked(overrides: tuple[str, ...], message: str) -> None:
@@ -272,3 +273,4 @@ def test_the_member_state_table() -> None:
         (s.COMPLETING_REBALANCE, e.RESET): s.UNJOINED,
         (s.STABLE, e.RESET): s.UNJOINED,
     }
+

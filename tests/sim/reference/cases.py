@@ -37,8 +37,14 @@ _FAULTS: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
+_SCALE = {"confluent-2020"}
+"""Scale scenarios, not referenced: 20 s at 200,000 msg/s is beyond the size limits and would
+take hours for 10 seeds; their statistics are compared with published figures in the docs."""
+
 CASES: dict[str, tuple[str, ...]] = {
-    name: _COMMON + _FAULTS.get(name, ()) for name in sorted(bundled_scenarios())
+    name: _COMMON + _FAULTS.get(name, ())
+    for name in sorted(bundled_scenarios())
+    if name not in _SCALE
 }
 """Scenario name -> the ``--set`` overrides of its reference runs."""
 
