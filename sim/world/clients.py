@@ -208,9 +208,8 @@ def _plain_consumer(
             consumer.subscribe(section.topics)
         else:
             members, member = section.members, section.member
-            consumer.assign(
-                [tp for tp in context.assignment(section.topics) if tp.partition % members == member]
-            )
+            share = context.assignment(section.topics)
+            consumer.assign([tp for tp in share if tp.partition % members == member])
         metadata.refresh(lambda: _start_unless_stopped(consumer))
         return consumer
 
