@@ -15,7 +15,8 @@ longer run costs. With retention the logs stop growing; what still grows is the 
 per-message measurements (the recorder's columns, then the tables).
 
 The baseline is the same scenario without retention, in the same invocation; the numbers are
-differences of runs made one after another on one machine.
+differences of runs made one after another on one machine. The scenario's size limits are
+lifted (``simulation.allow_large``): a 10-minute default run sends 6 million messages.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def _child(scenario_name: str, duration: str, overrides: Sequence[str]) -> None:
     from sim.world import World as WorldClass
 
     scenario = with_overrides(
-        load_scenario(scenario_name), [*overrides, f"simulation.duration={duration}"]
+        load_scenario(scenario_name),
+        [*overrides, f"simulation.duration={duration}", "simulation.allow_large=true"],
     )
     memory = _PhaseMemory()
     logs: list[tuple[int, int]] = []
@@ -132,8 +134,11 @@ def measure(scenario: str, duration: str, overrides: Sequence[str]) -> dict[str,
     """One run in a fresh process: messages, peak RSS, per-phase live and peak RSS, log
     bytes and records at the end."""
     command = [sys.executable, "-m", "sim.bench.memory", "--child", scenario, duration, *overrides]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise RuntimeError(f"the {duration} run failed: {last}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
