@@ -340,8 +340,8 @@ class DelayedOperationPurgatory(Generic[Op]):
             cancelled += watchers
         for group in list(groups or ()):
             self._watched -= group.entries()
-            self._drop_group(group)
             cancelled += group.operations
+            self._drop_group(group)
         pending = _pending(dict.fromkeys(cancelled))
         for operation in pending:
             operation._cancel_without_completing()
@@ -441,6 +441,7 @@ class DelayedOperationPurgatory(Generic[Op]):
             operation._cancel_without_completing()
         for group in self._groups.values():
             group.dropped = True
+            group.operations = []  # see _drop_group
         self._watch_lists.clear()
         self._groups.clear()
         self._groups_by_key.clear()
@@ -476,8 +477,13 @@ class DelayedOperationPurgatory(Generic[Op]):
         return group
 
     def _drop_group(self, group: WatchGroup[Op]) -> None:
-        """Forget ``group`` (its entries must already be subtracted from ``_watched``)."""
+        """Forget ``group`` (its entries must already be subtracted from ``_watched``).
+
+        Its list of operations is replaced, not cleared: the operations left in it point back
+        at the group, a cycle only a garbage collection would free, and a check walking the
+        old list walks it to its end."""
         group.dropped = True
+        group.operations = []
         del self._groups[group.keys]
         by_key = self._groups_by_key
         for key in group.unique_keys:

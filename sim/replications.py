@@ -6,7 +6,8 @@ run is reduced to :func:`run_statistics`, the per-run statistics a sweep's analy
 (:mod:`sim.sweep.analysis`), under the same names and definitions, so runs, replications
 and sweeps compare with one another (:mod:`sim.compare`): nearest-rank latency percentiles
 of the messages sent after the warmup, throughput, duplicates, commit failures, what never
-finished, the number of warnings. Across seeds a statistic is the mean of the seeds that
+finished, what was lost (checked against the final leader logs), the number of warnings.
+Across seeds a statistic is the mean of the seeds that
 have a value (a latency percentile has none when nothing got that far) plus or minus
 ``t(0.975, n - 1) * s / sqrt(n)`` (:func:`sim.core.statistics.mean_confidence_interval`);
 with one value there is no interval.
@@ -31,7 +32,7 @@ import pyarrow.compute as pc
 
 from sim.core.statistics import mean_confidence_interval
 from sim.output import RunResult
-from sim.output.summary import text_table
+from sim.output.summary import LOSS_COUNTS, loss_counts, text_table
 from sim.runner import run_scenario
 from sim.scenario import Scenario
 
@@ -62,6 +63,7 @@ STATISTICS: tuple[str, ...] = (
     "commit_failures",
     "sent_after_warmup",
     *_UNFINISHED,
+    *LOSS_COUNTS,
     "warnings",
 )
 """The per-run statistics, in the order of a sweep's ``per_seed`` columns."""
@@ -92,6 +94,7 @@ def run_statistics(messages: pa.Table, summary: Mapping[str, Any]) -> dict[str, 
     stats["sent_after_warmup"] = unfinished["sent_after_warmup"]
     for name in _UNFINISHED:
         stats[name] = unfinished[name]
+    stats.update(loss_counts(summary))
     stats["warnings"] = len(summary["warnings"])
     return stats
 

@@ -15,8 +15,10 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
@@ -26,9 +28,12 @@ from sim.output.result import FaultWindow
 from sim.scenario import Fault, Scenario, load_scenario
 from sim.world import World
 
-__all__ = ["WorldBuilder", "build_cluster", "load_run", "run_scenario"]
+__all__ = ["PHASES", "WorldBuilder", "build_cluster", "load_run", "run_scenario"]
 
 _log = logging.getLogger(__name__)
+
+PHASES = ("build", "simulate", "tables", "summary")
+"""The phases of :func:`run_scenario`, in order, as its ``on_phase`` callback names them."""
 
 WorldBuilder = Callable[[Simulator, Scenario, MetricsRecorder], object]
 """Creates everything a run simulates on ``sim``, reporting to the recorder. Registers
@@ -51,37 +56,52 @@ def run_scenario(
     *,
     progress: bool = False,
     build: WorldBuilder | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Simulate ``scenario`` for ``scenario.simulation.duration`` and return the result.
 
     ``seed`` defaults to ``scenario.simulation.seed``; the same scenario and seed give the
     same result, byte for byte once written. ``progress`` shows a tqdm bar of virtual time on
     stderr when stderr is a terminal. ``build`` defaults to :func:`build_cluster` (looked up
-    at call time). Exceptions of the builder or of a simulated component propagate.
+    at call time). ``on_phase(name)``, if given, is called as each of :data:`PHASES` ends
+    (a benchmark measures memory per phase with it). Exceptions of the builder or of a
+    simulated component propagate.
     """
+    phase_ended = on_phase or _ignore
     config = scenario.simulation
     run_seed = config.seed if seed is None else seed
     sim = Simulator(run_seed)
     recorder = MetricsRecorder()
     started = time.perf_counter()
     (build_cluster if build is None else build)(sim, scenario, recorder)
-    every(sim, config.sample_interval, lambda: recorder.sample_probes(sim.now), first=0)
+    every(sim, config.sample_interval, partial(_sample_probes, recorder, sim), first=0)
+    phase_ended("build")
     _drive(sim, config.duration, progress)
+    recorder.run_ended()
+    events_processed = sim.events_processed
+    del sim  # with it the world, its logs and clients (the recorder let go of its probes)
+    gc.collect()
+    phase_ended("simulate")
     wall_seconds = time.perf_counter() - started
     _log.info("simulated %g virtual s (seed %d): %d events in %.2f s", config.duration / 1e6,
-              run_seed, sim.events_processed, wall_seconds)  # fmt: skip
+              run_seed, events_processed, wall_seconds)  # fmt: skip
     messages, requests, timeseries = recorder.tables()
+    warnings = recorder.warnings
+    del recorder  # its columns are in the tables now
+    phase_ended("tables")
     run = {
         "description": scenario.description,
         "seed": run_seed,
         "duration_us": config.duration,
         "warmup_us": config.warmup,
-        "events_processed": sim.events_processed,
+        "events_processed": events_processed,
     }
     summary = summarize(
         messages, requests, timeseries, run=run, warmup_us=config.warmup,
-        duration_us=config.duration, warnings=recorder.warnings,
+        duration_us=config.duration, warnings=warnings,
     )  # fmt: skip
+    pa.default_memory_pool().release_unused()  # the summary's temporaries, for numpy to reuse
+    phase_ended("summary")
     faults = tuple(_fault_window(fault) for fault in scenario.faults)
     return RunResult(
         messages, requests, timeseries, summary, wall_seconds=wall_seconds, faults=faults
@@ -109,6 +129,14 @@ def load_run(directory: str | Path) -> RunResult:
         messages, requests, timeseries, summary,
         faults=tuple(_fault_window(fault) for fault in faults),
     )  # fmt: skip
+
+
+def _sample_probes(recorder: MetricsRecorder, sim: Simulator) -> None:
+    recorder.sample_probes(sim.now)
+
+
+def _ignore(phase: str) -> None:
+    """The default ``on_phase``."""
 
 
 def _fault_window(fault: Fault) -> FaultWindow:

@@ -1,15 +1,24 @@
 """What a run measures: the recorder the cluster and clients report to.
 
-Every method on the hot path appends to columns (``array('q')`` for integers, lists for names),
-a batch method extends them in bulk; no per-message object is kept. The tables are built once,
-at the end (:meth:`MetricsRecorder.tables`). Times are virtual microseconds
-(``Simulator.now``).
+Every method on the hot path appends to columns (``array('q')`` for integers; names --
+producers, topics, APIs, clients, time series -- as small integer codes), a batch method
+extends them in bulk; no Python object is kept per message, request or sample, so the
+allocator's arenas are not pinned by small long-lived objects while the brokers' logs come
+and go. The tables are built once, at the end (:meth:`MetricsRecorder.tables`), one column at
+a time. Times are virtual microseconds (``Simulator.now``).
 
 Messages are identified by an integer ``message_id`` that the producer assigns and that
 travels with the record, so a consumer can report it. Per message the recorder keeps the
 first time of each event; ``message_delivered`` may be called again for the same message
 (a redelivery after a restart, or a producer retry that appended it twice): that makes the
 message a duplicate.
+
+Loss is counted, not inferred. When the run ends (:meth:`MetricsRecorder.run_ended`), the
+world reports each partition's final leader log: the message ids it holds and its log start
+offset (:meth:`MetricsRecorder.final_log`). Each message then gets ``log_copies``, how many
+times it is in that log (0: absent, 2 or more: duplicated in the log, e.g. a retried produce
+appended twice), and ``retained_out``, absent because retention deleted it; a message
+acknowledged, absent and not retained out was lost.
 """
 
 from __future__ import annotations
@@ -42,6 +51,9 @@ MESSAGES_SCHEMA = pa.schema(
         ("send_to_commit_latency_us", pa.int64()),
         ("deliveries", pa.int32()),
         ("duplicate", pa.bool_()),
+        ("acks", pa.int8()),
+        ("log_copies", pa.int32()),
+        ("retained_out", pa.bool_()),
     ]
 )
 """One row per message sent, in sending order. Absent events are null.
@@ -52,6 +64,12 @@ commit) = committed - first processing finished; send-to-commit latency = commit
 the time until the message's offset was durably committed; ``duplicate``: delivered more than
 once. A message never committed has no commit latencies at all, so the latency columns alone
 cannot show what never finished: count the nulls (the summary's ``unfinished`` section does).
+
+The last three columns audit the logs (see the module docstring): ``acks`` is the producer's
+setting (-1 for all; null for a producer never declared with :meth:`MetricsRecorder.producer_acks`);
+``log_copies`` how many times the message is in its partition's final leader log;
+``retained_out`` whether, absent from it, it lies below that log's start offset (deleted by
+retention: not lost). Both are null when the run reported no final logs.
 """
 
 REQUESTS_SCHEMA = pa.schema(
@@ -87,13 +105,17 @@ TIMESERIES_SCHEMA = pa.schema(
 
 
 class MetricsRecorder:
-    """Collects per-message, per-request and time-series measurements of one run."""
+    """Collects per-message, per-request and time-series measurements of one run, and the
+    message ids of the final leader logs."""
 
     def __init__(self) -> None:
+        self._producers = _Names()
+        self._topics = _Names()
+        self._acks: dict[int, int] = {}  # producer code -> acks
         self._sent_ids = array("q")
         self._sent_times = array("q")
-        self._sent_producers: list[str] = []
-        self._sent_topics: list[str] = []
+        self._sent_producers = array("i")
+        self._sent_topics = array("i")
         self._acked_ids = array("q")
         self._acked_times = array("q")
         self._acked_partitions = array("q")
@@ -102,11 +124,16 @@ class MetricsRecorder:
         self._delivered = _EventColumns()
         self._processed = _EventColumns()
         self._committed = _EventColumns()
-        self._requests: list[tuple[str, int, str, int, int, int, int | None, int | None, int]] = []
-        self._samples: list[tuple[int, str, str, float]] = []
+        self._requests = _RequestColumns()
+        self._series = _Names()  # "source\\0metric"
+        self._sample_times = array("q")
+        self._sample_series = array("i")
+        self._sample_values = array("d")
         self._request_errors: dict[tuple[str, str], int] = {}
         self._warnings: list[str] = []
-        self._probes: list[tuple[str, str, Callable[[], float]]] = []
+        self._probes: list[tuple[int, Callable[[], float]]] = []
+        self._final_logs: dict[tuple[int, int], tuple[int, array[int]]] = {}
+        self._at_end: list[Callable[[], None]] = []
 
     # -- messages (hot path) -----------------------------------------------------------------
 
@@ -114,8 +141,8 @@ class MetricsRecorder:
         """The application handed message ``message_id`` to ``producer`` at ``t``."""
         self._sent_ids.append(message_id)
         self._sent_times.append(t)
-        self._sent_producers.append(producer)
-        self._sent_topics.append(topic)
+        self._sent_producers.append(self._producers.code(producer))
+        self._sent_topics.append(self._topics.code(topic))
 
     def messages_sent(
         self, message_ids: Sequence[int], times: Sequence[int], producer: str, topic: str
@@ -124,8 +151,8 @@ class MetricsRecorder:
         n = len(message_ids)
         self._sent_ids.extend(message_ids)
         self._sent_times.extend(times)
-        self._sent_producers.extend([producer] * n)
-        self._sent_topics.extend([topic] * n)
+        self._sent_producers.extend(array("i", (self._producers.code(producer),)) * n)
+        self._sent_topics.extend(array("i", (self._topics.code(topic),)) * n)
 
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
@@ -196,9 +223,9 @@ class MetricsRecorder:
     ) -> None:
         """A response to an ``api`` request (Kafka's name: Produce, Fetch, OffsetCommit...)
         sent at ``sent`` by ``client`` to ``broker`` reached the client at ``completed``."""
-        self._requests.append(
-            (api, broker, client, sent, completed, queue_time, produce_purgatory,
-             fetch_purgatory, error)
+        self._requests.add(
+            api, broker, client, sent, completed, queue_time, produce_purgatory,
+            fetch_purgatory, error,
         )  # fmt: skip
         if error:
             key = (client, api)
@@ -210,17 +237,20 @@ class MetricsRecorder:
 
     def sample(self, t: int, source: str, metric: str, value: float) -> None:
         """One time-series point."""
-        self._samples.append((t, source, metric, float(value)))
+        self._sample_times.append(t)
+        self._sample_series.append(self._series.code(f"{source}\0{metric}"))
+        self._sample_values.append(float(value))
 
     def add_probe(self, source: str, metric: str, probe: Callable[[], float]) -> None:
         """Sample ``probe()`` as (``source``, ``metric``) at every :meth:`sample_probes`."""
-        self._probes.append((source, metric, probe))
+        self._probes.append((self._series.code(f"{source}\0{metric}"), probe))
 
     def sample_probes(self, t: int) -> None:
         """Record every probe's current value at time ``t`` (the runner calls this)."""
-        append = self._samples.append
-        for source, metric, probe in self._probes:
-            append((t, source, metric, float(probe())))
+        for series, probe in self._probes:
+            self._sample_times.append(t)
+            self._sample_series.append(series)
+            self._sample_values.append(float(probe()))
 
     def warn(self, message: str) -> None:
         """Something about the run its reader must know (e.g. a fault that matched nothing);
@@ -232,23 +262,68 @@ class MetricsRecorder:
         """The warnings given so far (a copy)."""
         return list(self._warnings)
 
+    # -- the end of the run: the final logs ----------------------------------------------------
+
+    def producer_acks(self, producer: str, acks: int) -> None:
+        """Producer ``producer`` sends with ``acks`` (-1 for all, 0 or 1): the ``acks`` of
+        its messages."""
+        self._acks[self._producers.code(producer)] = acks
+
+    def at_run_end(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` when the run ends (:meth:`run_ended`), e.g. to report the final
+        logs; callbacks run in the order given."""
+        self._at_end.append(callback)
+
+    def run_ended(self) -> None:
+        """The engine stopped: call the :meth:`at_run_end` callbacks, then let go of them and
+        of the probes, so that the simulated world can be freed before the tables are built
+        (the runner calls this once, before :meth:`tables`)."""
+        for callback in self._at_end:
+            callback()
+        self._at_end.clear()
+        self._probes.clear()
+
+    def final_log(
+        self, topic: str, partition: int, log_start_offset: int, message_ids: Sequence[int]
+    ) -> None:
+        """The final leader log of ``topic``-``partition`` holds ``message_ids`` (in offset
+        order, a message appended twice twice) from ``log_start_offset`` on; what lies below
+        it was deleted by retention. Reported once per partition of the producers' topics."""
+        self._final_logs[(self._topics.code(topic), partition)] = (
+            log_start_offset,
+            array("q", message_ids),
+        )
+
     # -- tables --------------------------------------------------------------------------------
 
     def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
         """The (messages, requests, timeseries) tables; see the schemas for their columns."""
-        return self._messages_table(), self._requests_table(), self._timeseries_table()
+        return self._messages_table(), self._requests.table(), self._timeseries_table()
 
     def _messages_table(self) -> pa.Table:
-        """The messages table, built from the columns with numpy: its peak memory is a few
-        arrays of 8 bytes per message, not a Python object per message and field."""
+        """The messages table, built from the columns with numpy, one column at a time: its
+        peak memory is the table plus a few arrays of 8 bytes per message, never a Python
+        object per message and field."""
         sent_ids = np.frombuffer(self._sent_ids, np.int64)
-        _, first_sends = np.unique(sent_ids, return_index=True)
-        order = np.sort(first_sends)  # one row per message, in sending order
-        ids = sent_ids[order]
+        if np.all(sent_ids[1:] > sent_ids[:-1]):  # the usual case: sent once, in id order
+            order = None
+            ids = sent_ids
+            sorter = np.arange(len(ids), dtype=np.intp)
+        else:
+            _, first_sends = np.unique(sent_ids, return_index=True)
+            order = np.sort(first_sends)  # one row per message, in sending order
+            ids = sent_ids[order]
+            sorter = np.argsort(ids, kind="stable")
         n = len(ids)
-        sorter = np.argsort(ids, kind="stable")
+
+        def rows_of(column: array[int], kind: type[np.generic]) -> np.ndarray[Any, Any]:
+            values = np.frombuffer(column, kind)
+            return values if order is None else values[order]
+
+        sent = rows_of(self._sent_times, np.int64)
+        topics = rows_of(self._sent_topics, np.int32)
+        producers = rows_of(self._sent_producers, np.int32)
         acked_rows, acked_first = _first_events(ids, sorter, self._acked_ids)
-        sent = np.frombuffer(self._sent_times, np.int64)[order]
         acked = _at_rows(n, acked_rows, np.frombuffer(self._acked_times, np.int64)[acked_first])
         partition = _at_rows(
             n, acked_rows, np.frombuffer(self._acked_partitions, np.int64)[acked_first]
@@ -258,56 +333,197 @@ class MetricsRecorder:
         ack_error = _at_rows(
             n, acked_rows, np.frombuffer(self._acked_errors, np.int64)[acked_first]
         )
-        delivered, deliveries = self._delivered.first_times(ids, sorter)
-        processed, _ = self._processed.first_times(ids, sorter)
-        committed, _ = self._committed.first_times(ids, sorter)
-        sent_column = (sent, np.zeros(n, np.bool_))
-        columns = {
-            "message_id": pa.array(ids),
-            "producer": pa.array(self._sent_producers).take(pa.array(order)),
-            "topic": pa.array(self._sent_topics).take(pa.array(order)),
+        del acked_rows, acked_first, offsets
+        never = np.zeros(n, np.bool_)
+        columns: dict[str, pa.Array] = {
+            "message_id": _owned(ids),
+            "producer": self._producers.column(producers),
+            "topic": self._topics.column(topics),
             "partition": _arrow(partition, pa.int32()),
             "offset": _arrow(offset, pa.int64()),
-            "sent_us": pa.array(sent),
+            "sent_us": _owned(sent),
             "acked_us": _arrow(acked, pa.int64()),
             "ack_error": _arrow(ack_error, pa.int16()),
-            "delivered_us": _arrow(delivered, pa.int64()),
-            "processed_us": _arrow(processed, pa.int64()),
-            "committed_us": _arrow(committed, pa.int64()),
-            "produce_latency_us": _arrow(_difference(acked, sent_column), pa.int64()),
-            "end_to_end_latency_us": _arrow(_difference(delivered, sent_column), pa.int64()),
-            "commit_latency_us": _arrow(_difference(committed, processed), pa.int64()),
-            "send_to_commit_latency_us": _arrow(_difference(committed, sent_column), pa.int64()),
-            "deliveries": pa.array(deliveries, pa.int32()),
-            "duplicate": pa.array(deliveries > 1),
+            "produce_latency_us": _arrow(_difference(acked, (sent, never)), pa.int64()),
         }
-        return pa.Table.from_pydict(columns, schema=MESSAGES_SCHEMA)
+        del acked, ack_error
+        delivered, deliveries = self._delivered.first_times(ids, sorter)
+        columns["delivered_us"] = _arrow(delivered, pa.int64())
+        columns["end_to_end_latency_us"] = _arrow(_difference(delivered, (sent, never)), pa.int64())
+        columns["deliveries"] = _owned(deliveries, pa.int32())
+        columns["duplicate"] = _owned(deliveries > 1)
+        del delivered, deliveries
+        processed, _ = self._processed.first_times(ids, sorter)
+        committed, _ = self._committed.first_times(ids, sorter)
+        columns["processed_us"] = _arrow(processed, pa.int64())
+        columns["committed_us"] = _arrow(committed, pa.int64())
+        columns["commit_latency_us"] = _arrow(_difference(committed, processed), pa.int64())
+        columns["send_to_commit_latency_us"] = _arrow(
+            _difference(committed, (sent, never)), pa.int64()
+        )
+        del processed, committed
+        acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
+        acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
+        columns["acks"] = _owned(acks_of, pa.int8(), acks_of == 127)
+        copies, retained_out = self._log_audit(ids, sorter, sent, topics, partition, offset)
+        columns["log_copies"] = _arrow(copies, pa.int32())
+        columns["retained_out"] = _owned(retained_out[0], pa.bool_(), retained_out[1])
+        return pa.Table.from_pydict(
+            {field.name: columns[field.name] for field in MESSAGES_SCHEMA}, schema=MESSAGES_SCHEMA
+        )
 
-    def _requests_table(self) -> pa.Table:
-        rows = self._requests
-        names = [field.name for field in REQUESTS_SCHEMA]
-        columns: dict[str, list[object]] = {name: [] for name in names}
-        for api, broker, client, sent, completed, queue, produce, fetch, error in rows:
-            columns["api"].append(api)
-            columns["broker"].append(broker)
-            columns["client"].append(client)
-            columns["sent_us"].append(sent)
-            columns["completed_us"].append(completed)
-            columns["round_trip_us"].append(completed - sent)
-            columns["queue_time_us"].append(queue)
-            columns["produce_purgatory_us"].append(produce)
-            columns["fetch_purgatory_us"].append(fetch)
-            columns["error"].append(error)
-        return pa.Table.from_pydict(columns, schema=REQUESTS_SCHEMA)
+    def _log_audit(
+        self,
+        ids: np.ndarray[Any, np.dtype[np.int64]],
+        sorter: np.ndarray[Any, np.dtype[np.intp]],
+        sent: np.ndarray[Any, np.dtype[np.int64]],
+        topics: np.ndarray[Any, np.dtype[np.int32]],
+        partition: Column,
+        offset: Column,
+    ) -> tuple[Column, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+        """The ``log_copies`` and ``retained_out`` columns (all null without final logs).
+
+        A message absent from its partition's final leader log was deleted by retention when
+        its offset lies below the log start offset. A message sent with acks=0 has no known
+        offset: it counts as deleted by retention when the log start offset moved and it was
+        sent before every message the log still holds (deleted or lost cannot be told apart
+        there, and retention deletes the oldest)."""
+        n = len(ids)
+        if not self._final_logs:
+            nulls = np.ones(n, np.bool_)
+            return (np.zeros(n, np.int64), nulls), (np.zeros(n, np.bool_), nulls)
+        logged = np.concatenate(
+            [np.frombuffer(log_ids, np.int64) for _, log_ids in self._final_logs.values()]
+        )
+        _, rows = _event_rows(ids, sorter, logged)
+        copies = np.bincount(rows, minlength=n).astype(np.int64, copy=False)
+        del logged, rows
+        retained_out = np.zeros(n, np.bool_)
+        absent = (copies == 0) & ~partition[1]
+        for (topic, number), (start, _) in self._final_logs.items():
+            if start == 0:
+                continue
+            in_log = (topics == topic) & (partition[0] == number) & ~partition[1]
+            below = offset[0] < start
+            present_sent = sent[in_log & (copies > 0)]
+            first_present = int(present_sent.min()) if len(present_sent) else _NEVER
+            unknown = offset[1] & (sent < first_present)
+            retained_out |= in_log & absent & np.where(offset[1], unknown, below)
+        return (copies, np.zeros(n, np.bool_)), (retained_out, np.zeros(n, np.bool_))
 
     def _timeseries_table(self) -> pa.Table:
-        columns: dict[str, list[object]] = {field.name: [] for field in TIMESERIES_SCHEMA}
-        for t, source, metric, value in self._samples:
-            columns["time_us"].append(t)
-            columns["source"].append(source)
-            columns["metric"].append(metric)
-            columns["value"].append(value)
-        return pa.Table.from_pydict(columns, schema=TIMESERIES_SCHEMA)
+        series = np.frombuffer(self._sample_series, np.int32)
+        names = [name.split("\0") for name in self._series.names]
+        return pa.Table.from_pydict(
+            {
+                "time_us": _owned(np.frombuffer(self._sample_times, np.int64)),
+                "source": pa.array([s for s, _ in names], pa.string()).take(series),
+                "metric": pa.array([m for _, m in names], pa.string()).take(series),
+                "value": _owned(np.frombuffer(self._sample_values, np.float64)),
+            },
+            schema=TIMESERIES_SCHEMA,
+        )
+
+
+_NEVER = 2**63 - 1
+
+
+class _Names:
+    """Interned names (producers, topics, series): each name's code is its index."""
+
+    __slots__ = ("codes", "names")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.codes: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def code(self, name: str) -> int:
+        code = self.codes.get(name)
+        if code is None:
+            code = self.codes[name] = len(self.names)
+            self.names.append(name)
+        return code
+
+    def column(self, codes: np.ndarray[Any, Any]) -> pa.Array:
+        """The string column of ``codes``."""
+        return pa.array(self.names, pa.string()).take(pa.array(codes))
+
+
+class _RequestColumns:
+    """The requests table's inputs as columns: no Python object per request."""
+
+    __slots__ = (
+        "api_names",
+        "apis",
+        "brokers",
+        "client_names",
+        "clients",
+        "completed",
+        "errors",
+        "fetch_purgatory",
+        "produce_purgatory",
+        "queue_times",
+        "sent",
+    )
+
+    def __init__(self) -> None:
+        self.api_names = _Names()
+        self.client_names = _Names()
+        self.apis = array("i")
+        self.brokers = array("i")
+        self.clients = array("i")
+        self.sent = array("q")
+        self.completed = array("q")
+        self.queue_times = array("q")
+        self.produce_purgatory = array("q")  # -1: never in it
+        self.fetch_purgatory = array("q")
+        self.errors = array("i")
+
+    def add(
+        self,
+        api: str,
+        broker: int,
+        client: str,
+        sent: int,
+        completed: int,
+        queue_time: int,
+        produce_purgatory: int | None,
+        fetch_purgatory: int | None,
+        error: int,
+    ) -> None:
+        self.apis.append(self.api_names.code(api))
+        self.brokers.append(broker)
+        self.clients.append(self.client_names.code(client))
+        self.sent.append(sent)
+        self.completed.append(completed)
+        self.queue_times.append(queue_time)
+        self.produce_purgatory.append(-1 if produce_purgatory is None else produce_purgatory)
+        self.fetch_purgatory.append(-1 if fetch_purgatory is None else fetch_purgatory)
+        self.errors.append(error)
+
+    def table(self) -> pa.Table:
+        sent = np.frombuffer(self.sent, np.int64)
+        completed = np.frombuffer(self.completed, np.int64)
+        produce = np.frombuffer(self.produce_purgatory, np.int64)
+        fetch = np.frombuffer(self.fetch_purgatory, np.int64)
+        return pa.Table.from_pydict(
+            {
+                "api": self.api_names.column(np.frombuffer(self.apis, np.int32)),
+                "broker": _owned(np.frombuffer(self.brokers, np.int32)),
+                "client": self.client_names.column(np.frombuffer(self.clients, np.int32)),
+                "sent_us": _owned(sent),
+                "completed_us": _owned(completed),
+                "round_trip_us": _owned(completed - sent),
+                "queue_time_us": _owned(np.frombuffer(self.queue_times, np.int64)),
+                "produce_purgatory_us": _owned(produce, nulls=produce < 0),
+                "fetch_purgatory_us": _owned(fetch, nulls=fetch < 0),
+                "error": _owned(np.frombuffer(self.errors, np.int32), pa.int16()),
+            },
+            schema=REQUESTS_SCHEMA,
+        )
 
 
 class _EventColumns:
@@ -333,7 +549,7 @@ class _EventColumns:
     ) -> tuple[Column, np.ndarray[Any, np.dtype[np.int64]]]:
         """Per row of ``ids`` (see :func:`_first_events`): the time of its first event (in
         the order recorded; null without one) and how many events it had."""
-        known, rows = _event_rows(ids, sorter, self.ids)
+        known, rows = _event_rows(ids, sorter, np.frombuffer(self.ids, np.int64))
         unique_rows, first = np.unique(rows, return_index=True)
         times = np.frombuffer(self.times, np.int64)[known[first]]
         counts = np.bincount(rows, minlength=len(ids))
@@ -354,11 +570,10 @@ Column = tuple["np.ndarray[Any, np.dtype[np.int64]]", "np.ndarray[Any, np.dtype[
 def _event_rows(
     ids: np.ndarray[Any, np.dtype[np.int64]],
     sorter: np.ndarray[Any, np.dtype[np.intp]],
-    event_ids: array[int],
+    events: np.ndarray[Any, np.dtype[np.int64]],
 ) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
-    """The events of ``event_ids`` whose message has a row in ``ids`` (``sorter`` sorts
-    ``ids``): their indices, in recorded order, and their rows."""
-    events = np.frombuffer(event_ids, np.int64)
+    """The events (message ids) of ``events`` whose message has a row in ``ids`` (``sorter``
+    sorts ``ids``): their indices, in recorded order, and their rows."""
     if len(ids) == 0 or len(events) == 0:
         empty = np.zeros(0, np.intp)
         return empty, empty
@@ -374,7 +589,7 @@ def _first_events(
 ) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
     """Each row of ``ids`` that has an event in ``event_ids`` once, and the index of its
     first event."""
-    known, rows = _event_rows(ids, sorter, event_ids)
+    known, rows = _event_rows(ids, sorter, np.frombuffer(event_ids, np.int64))
     unique_rows, first = np.unique(rows, return_index=True)
     return unique_rows, known[first]
 
@@ -396,6 +611,16 @@ def _difference(later: Column, earlier: Column) -> Column:
 
 def _arrow(column: Column, kind: pa.DataType) -> pa.Array:
     values, nulls = column
-    return pa.array(values, type=kind, mask=nulls)
+    return _owned(values, kind, nulls)
 
 
+def _owned(
+    values: np.ndarray[Any, Any], kind: pa.DataType | None = None, nulls: Any = None
+) -> pa.Array:
+    """``values`` (with ``nulls`` masked) as an Arrow array in Arrow's own memory: a copy.
+
+    ``pa.array`` would share the numpy buffer, and the Parquet writer then costs memory that
+    grows with the table's length, not with a row group's (measured: writing 320,000 rows of
+    shared int64 columns peaked 36 MiB above the table, of owned ones 13 MiB); a long run's
+    tables must be cheap to write."""
+    return pa.concat_arrays([pa.array(values, type=kind, mask=nulls)])

@@ -44,8 +44,11 @@ PARQUET_OPTIONS: dict[str, Any] = {
     "write_statistics": True,
     "data_page_version": "1.0",
     "store_schema": True,
+    "row_group_size": 65_536,
 }
-"""Fixed writer options, so files depend only on the data (and the pyarrow version)."""
+"""Fixed writer options, so files depend only on the data (and the pyarrow version). Row
+groups of 65,536 rows bound the writer's buffers (the default, 1,048,576 rows, buffers a long
+run's whole table, encoded, on top of it)."""
 
 
 @attrs.frozen

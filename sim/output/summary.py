@@ -8,11 +8,19 @@ run were never acknowledged successfully (still in the producer, or failed), nev
 never processed and never committed. Percentiles are nearest-rank (the smallest observed value
 with at least p% of the observations at or below it), so every reported value was observed.
 Latencies are reported in milliseconds with microsecond resolution.
+
+The ``loss`` section checks every message against the final leader logs (the recorder's
+``log_copies`` and ``retained_out`` columns), per acks level (``acks_all``, ``acks_1``,
+``acks_0``), over the whole run: ``sent``; ``acked`` (acks=0: ``written``, handed to the
+connection, which is all an acks=0 producer learns); ``failed`` (an error came back);
+``lost_acked`` (acks=0: ``sent_absent``), acknowledged (written) but absent from the final
+leader log and not deleted by retention; ``retained_out``, absent because retention deleted
+it; ``duplicated``, in the log more than once. It is None when the run reported no final logs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,10 +31,13 @@ from sim.output.health import empty_latency_warnings, fell_behind_warnings
 
 __all__ = [
     "LATENCIES",
+    "LOSS_COUNTS",
+    "LOSS_LEVELS",
     "PERCENTILES",
     "UNFINISHED",
     "format_summary",
     "latency_stats",
+    "loss_counts",
     "summarize",
     "text_table",
 ]
@@ -63,6 +74,10 @@ UNFINISHED: tuple[tuple[str, str], ...] = (
 )
 """(count name, messages column that stays null) of the ``unfinished`` section;
 ``never_acked`` also counts failed sends (an ``ack_error`` other than 0)."""
+
+
+LOSS_LEVELS: tuple[tuple[str, int], ...] = (("acks_all", -1), ("acks_1", 1), ("acks_0", 0))
+"""(``loss`` section key, the producer's ``acks``)."""
 
 
 def latency_stats(values_us: np.ndarray[Any, Any]) -> dict[str, float | int | None]:
@@ -126,10 +141,11 @@ def summarize(
         mask = acked_ok if name == "produce" else after_warmup
         latency[name] = latency_stats(_column(messages, column, mask))
     summary["unfinished"] = _unfinished(messages, after_warmup)
+    summary["loss"] = _loss(messages)
     summary["latency"] = latency
     per_api: dict[str, Any] = {}
     recent = pc.greater_equal(requests.column("sent_us"), warmup_us)
-    for api in sorted(set(requests.column("api").to_pylist())):
+    for api in sorted(pc.unique(requests.column("api")).to_pylist()):
         mask = pc.and_(recent, pc.equal(requests.column("api"), api))
         errors = pc.sum(pc.and_(mask, pc.not_equal(requests.column("error"), 0))).as_py() or 0
         per_api[api] = {
@@ -149,15 +165,95 @@ def summarize(
 
 
 def _unfinished(messages: pa.Table, after_warmup: pa.ChunkedArray) -> dict[str, int]:
-    """The ``unfinished`` section (see the module docstring)."""
-    recent = messages.filter(after_warmup)
-    counts = {"sent_after_warmup": recent.num_rows}
+    """The ``unfinished`` section (see the module docstring), one column at a time (no copy
+    of the table)."""
+    counts = {"sent_after_warmup": pc.sum(after_warmup).as_py() or 0}
     for name, column in UNFINISHED:
-        missing = pc.is_null(recent.column(column))
+        missing = pc.is_null(messages.column(column))
         if name == "never_acked":
-            missing = pc.or_kleene(missing, pc.not_equal(recent.column("ack_error"), 0))
-        counts[name] = pc.sum(missing).as_py() or 0
+            missing = pc.or_kleene(missing, pc.not_equal(messages.column("ack_error"), 0))
+        counts[name] = pc.sum(pc.and_(missing, after_warmup)).as_py() or 0
     return counts
+
+
+def _flags(table: pa.Table, name: str) -> np.ndarray[Any, Any]:
+    """A boolean column as numpy, null as False."""
+    return np.asarray(table.column(name).fill_null(False).to_numpy(zero_copy_only=False))
+
+
+def _loss(messages: pa.Table) -> dict[str, dict[str, int]] | None:
+    """The ``loss`` section (see the module docstring)."""
+    copies = messages.column("log_copies")
+    if copies.null_count:
+        return None
+    copies_np = copies.to_numpy()
+    acks = messages.column("acks").fill_null(127).to_numpy()
+    answered = messages.column("ack_error").is_valid().to_numpy(zero_copy_only=False)
+    errors = messages.column("ack_error").fill_null(0).to_numpy()
+    acked = answered & (errors == 0)
+    failed = answered & (errors != 0)
+    absent = (copies_np == 0) & acked
+    retained_out = _flags(messages, "retained_out")
+    loss = {}
+    for name, level in LOSS_LEVELS:
+        at_level = acks == level
+        counts = {
+            "sent": int(at_level.sum()),
+            "written" if level == 0 else "acked": int((at_level & acked).sum()),
+            "failed": int((at_level & failed).sum()),
+            "sent_absent" if level == 0 else "lost_acked": int(
+                (at_level & absent & ~retained_out).sum()
+            ),
+            "retained_out": int((at_level & absent & retained_out).sum()),
+            "duplicated": int((at_level & (copies_np > 1)).sum()),
+        }
+        loss[name] = counts
+    return loss
+
+
+LOSS_COUNTS = (
+    "lost_acked_acks_all",
+    "lost_acked_acks_1",
+    "sent_absent_acks_0",
+    "duplicated_in_log",
+    "retained_out",
+)
+"""The names :func:`loss_counts` returns, in order."""
+
+
+def loss_counts(summary: Mapping[str, Any]) -> dict[str, int | None]:
+    """The loss statistics of a run summary, flat (a sweep's and ``--seeds``'s names):
+    ``lost_acked_acks_all``, ``lost_acked_acks_1``, ``sent_absent_acks_0``, and over every
+    level ``duplicated_in_log`` and ``retained_out``; None each without a ``loss`` section."""
+    loss = summary.get("loss")
+    if loss is None:
+        return dict.fromkeys(LOSS_COUNTS)
+    return {
+        "lost_acked_acks_all": loss["acks_all"]["lost_acked"],
+        "lost_acked_acks_1": loss["acks_1"]["lost_acked"],
+        "sent_absent_acks_0": loss["acks_0"]["sent_absent"],
+        "duplicated_in_log": sum(level["duplicated"] for level in loss.values()),
+        "retained_out": sum(level["retained_out"] for level in loss.values()),
+    }
+
+
+def _loss_line(loss: dict[str, dict[str, int]]) -> str:
+    parts = []
+    for name, level in LOSS_LEVELS:
+        counts = loss[name]
+        if not counts["sent"]:
+            continue
+        label = "all" if level == -1 else str(level)
+        if level == 0:
+            parts.append(
+                f"acks={label} {counts['written']} written, {counts['sent_absent']} absent"
+            )
+        else:
+            parts.append(f"acks={label} {counts['acked']} acked, {counts['lost_acked']} lost")
+    duplicated = sum(counts["duplicated"] for counts in loss.values())
+    retained_out = sum(counts["retained_out"] for counts in loss.values())
+    parts.append(f"{duplicated} in the log twice or more, {retained_out} deleted by retention")
+    return "checked against the final leader logs: " + "; ".join(parts)
 
 
 def _cell(value: float | int | None) -> str:
@@ -210,5 +306,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append("messages: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
     lines.append("latencies in ms; messages sent after the warmup")
     lines.append(_unfinished_line(summary["unfinished"]))
+    if summary.get("loss") is not None:
+        lines.append(_loss_line(summary["loss"]))
     lines.extend(f"warning: {warning}" for warning in summary["warnings"])
     return "\n".join(lines)

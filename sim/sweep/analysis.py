@@ -18,6 +18,10 @@ warmup, as the simulator's own summary does:
   ``never_delivered``, ``never_processed``, ``never_committed``: what the summary's
   ``unfinished`` section counts, the messages sent after the warmup that never got there by
   the end of the run (a latency only covers the messages that did);
+* ``lost_acked_acks_all``, ``lost_acked_acks_1``, ``sent_absent_acks_0``,
+  ``duplicated_in_log``, ``retained_out``: the summary's ``loss`` counts, over the whole run
+  (messages acknowledged -- for acks=0 written -- but absent from the final leader logs and
+  not deleted by retention; in the logs more than once; deleted by retention);
 * ``warnings``: how many warnings the run's summary gave (see ``report.md`` for the text).
 
 The names are :mod:`sim.sweep.statistics`'.
@@ -51,13 +55,13 @@ from pyspark.sql import SparkSession
 from sim.core.statistics import mean_confidence_interval
 from sim.sweep.errors import SweepError
 from sim.sweep.manifest import Manifest
-from sim.sweep.statistics import LATENCIES, QUANTILES, UNFINISHED, metrics
+from sim.sweep.statistics import LATENCIES, LOSS, QUANTILES, UNFINISHED, metrics
 from sim.sweep.tables import knob_type
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": (
         "sent_us", "ack_error", "acked_us", "delivered_us", "processed_us", "committed_us",
-        "duplicate", *(c for _, c, _ in LATENCIES),
+        "duplicate", "acks", "log_copies", "retained_out", *(c for _, c, _ in LATENCIES),
     ),
     "requests": ("api", "error", "sent_us"),
     "run_summary": ("run_warmup_us", "run_duration_us", "warnings"),
@@ -83,8 +87,10 @@ def _per_seed_sql() -> str:
         f"count_if(m.sent_us >= w.warmup_us AND ({condition})) AS {name}"
         for name, condition in UNFINISHED
     )
+    loss = ",\n".join(f"count_if({condition}) AS {name}" for name, condition in LOSS)
     counts = "".join(
-        f"coalesce(s.{name}, 0) AS {name},\n" for name in ("sent_after_warmup", *dict(UNFINISHED))
+        f"coalesce(s.{name}, 0) AS {name},\n"
+        for name in ("sent_after_warmup", *dict(UNFINISHED), *dict(LOSS))
     )
     return f"""
     WITH message_stats AS (
@@ -94,7 +100,8 @@ def _per_seed_sql() -> str:
           / ((w.duration_us - w.warmup_us) / 1e6) AS throughput_msg_s,
         count_if(m.duplicate AND m.sent_us >= w.warmup_us) AS duplicates,
         count_if(m.sent_us >= w.warmup_us) AS sent_after_warmup,
-        {unfinished}
+        {unfinished},
+        {loss}
       FROM messages m JOIN windows w ON m.point_id = w.point_id AND m.seed = w.seed
       GROUP BY m.point_id, m.seed, w.warmup_us, w.duration_us
     ),

@@ -63,6 +63,9 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("throughput_msg_s", "msg/s"),
     ("never_committed", "never committed"),
     ("duplicates", "duplicates"),
+    ("lost_acked_acks_all", "lost acks=all"),
+    ("lost_acked_acks_1", "lost acks=1"),
+    ("sent_absent_acks_0", "absent acks=0"),
     ("commit_failures", "commit failures"),
     ("warnings", "warnings"),
 )
@@ -228,8 +231,11 @@ def _blocks(
             "percentiles are exact nearest-rank percentiles of each run's messages sent after "
             "its warmup; send-to-commit runs from sent to committed, commit from processed to "
             "committed, and both only cover the messages that got committed: *never committed* "
-            "counts those sent after the warmup that did not by the end of the run. Never "
-            "committed, duplicates, commit failures and warnings are counts per run."
+            "counts those sent after the warmup that did not by the end of the run. *Lost* "
+            "counts the messages of the whole run acknowledged (for acks=0: written to the "
+            "connection, *absent*) but missing from the final leader logs, not deleted by "
+            "retention. Never committed, duplicates, lost, commit failures and warnings are "
+            "counts per run."
         ),
     ]
     knob_heads = [k.column for k in manifest.knobs]
@@ -279,7 +285,9 @@ def _blocks(
                 "`summary.csv`, `summary.parquet`: every statistic per point (p50, p90, p99, "
                 "p99.9 of produce, end-to-end, commit and send-to-commit latency; throughput; "
                 "duplicates; commit failures; messages never acknowledged, delivered, processed, "
-                "committed; warnings), each with its `_ci95` half-width",
+                "committed; messages acknowledged but lost per acks level, duplicated in and "
+                "deleted by retention from the final leader logs; warnings), each with its "
+                "`_ci95` half-width",
                 "`per_seed.csv`, `per_seed.parquet`: the same statistics per run",
                 f"`records/<table>/point_id=<id>/`: the runs' records as Parquet ({tables})",
                 "`runs.csv`: wall time (and error, if any) of every simulation; `sweep.json`: "

@@ -3,7 +3,8 @@ study's ``[report] metrics`` may plot, with their labels; no Spark needed to rea
 
 A latency statistic is ``<latency>_<quantile>_ms`` (e.g. ``send_to_commit_p99_ms``) for the
 latencies of :data:`LATENCIES` and the quantiles of :data:`QUANTILES`; the others are
-:data:`COUNTS`.
+:data:`COUNTS`, among them the loss counts of :data:`LOSS` (over the whole run, checked
+against the final leader logs: :mod:`sim.output.summary`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "COUNTS",
     "LATENCIES",
+    "LOSS",
     "QUANTILES",
     "UNFINISHED",
     "label",
@@ -33,6 +35,18 @@ UNFINISHED = (
     ("never_processed", "m.processed_us IS NULL"),
     ("never_committed", "m.committed_us IS NULL"),
 )
+LOSS = (
+    # (name, condition on a message of the run); ack_error = 0: acknowledged, or for acks=0
+    # written to the connection
+    ("lost_acked_acks_all",
+     "m.acks = -1 AND m.ack_error = 0 AND m.log_copies = 0 AND NOT m.retained_out"),
+    ("lost_acked_acks_1",
+     "m.acks = 1 AND m.ack_error = 0 AND m.log_copies = 0 AND NOT m.retained_out"),
+    ("sent_absent_acks_0",
+     "m.acks = 0 AND m.ack_error = 0 AND m.log_copies = 0 AND NOT m.retained_out"),
+    ("duplicated_in_log", "m.log_copies > 1"),
+    ("retained_out", "m.ack_error = 0 AND m.log_copies = 0 AND m.retained_out"),
+)  # fmt: skip
 _COUNT_LABELS = {
     "throughput_msg_s": "throughput (messages/s processed)",
     "duplicates": "messages delivered more than once",
@@ -42,6 +56,11 @@ _COUNT_LABELS = {
     "never_delivered": "messages sent after the warmup never delivered",
     "never_processed": "messages sent after the warmup never processed",
     "never_committed": "messages sent after the warmup never committed",
+    "lost_acked_acks_all": "acks=all messages acknowledged but absent from the final logs",
+    "lost_acked_acks_1": "acks=1 messages acknowledged but absent from the final logs",
+    "sent_absent_acks_0": "acks=0 messages sent but absent from the final logs",
+    "duplicated_in_log": "messages in the final logs more than once",
+    "retained_out": "messages deleted by retention",
     "warnings": "warnings per run",
 }
 COUNTS = tuple(_COUNT_LABELS)

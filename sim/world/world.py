@@ -19,7 +19,9 @@ and wires the real broker code into the simulator's time:
   backlog, the Burrow pool's queue, error counts); the faults, with a warning to the
   recorder for each fault that would change nothing (:func:`~sim.world.faults.fault_warnings`);
 * at the end of the run (``simulation.duration``), the Burrow pools report the work they
-  finished and nobody observed yet (:meth:`~sim.clients.burrow.BurrowConsumer.flush`).
+  finished and nobody observed yet (:meth:`~sim.clients.burrow.BurrowConsumer.flush`); once
+  the engine has stopped, the final leader logs of the producers' topics go to the recorder
+  (:mod:`~sim.world.final_logs`), which checks every message against them (loss counted).
 
 Nothing of the broker's behaviour is re-implemented here: the world only carries messages and
 time.
@@ -38,6 +40,7 @@ from sim.scenario import CONTROLLER_NODE, Scenario
 from sim.world.client_probes import register_client_probes
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
 from sim.world.faults import fault_warnings, schedule_faults
+from sim.world.final_logs import report_final_logs
 from sim.world.probes import register_probes
 from sim.world.timers import BrokerTimers, EngineClock
 from sim.world.transport import SimTransport
@@ -82,6 +85,10 @@ class World:
             sim, self.network, self.transport, broker_ids, MetricsAdapter(recorder), scenario
         )
         register_client_probes(recorder, self.cluster, scenario, self.producers, self.consumers)
+        for client, section in zip(self.producers, scenario.producers, strict=True):
+            recorder.producer_acks(client.producer.client_id, section.config.acks)
+        topics = [section.workload.topic for section in scenario.producers]
+        recorder.at_run_end(lambda: report_final_logs(self.cluster, topics, recorder))
         schedule_faults(self, scenario.faults)
         sim.call_at(scenario.simulation.duration, self._flush_pools)
         for warning in fault_warnings(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from purgatory import DelayedOperationPurgatory, InvalidGroupMinKeysError, InvalidKeysError
@@ -118,3 +120,29 @@ def test_group_min_keys_must_be_a_positive_int(value: object) -> None:
         InvalidGroupMinKeysError, value, where=DelayedOperationPurgatory, match=match
     ):
         Purgatory("p", group_min_keys=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["checked", "cancelled"])
+def test_a_group_let_go_leaves_no_reference_cycle(how: str) -> None:
+    """A completed operation points at its group (where it was watched): a dropped group must
+    let go of its operations, or each pair stays in memory until a cyclic collection, which
+    a user running with the collector off (the simulator) never makes."""
+    purgatory = Purgatory("p", group_min_keys=2)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        for _ in range(10):
+            operation = ConditionOperation(100)
+            purgatory.try_complete_else_watch(operation, ["a", "b"])
+            if how == "checked":
+                operation.satisfied = True
+                assert purgatory.check_and_complete("a") == 1
+            else:
+                operation.cancel()
+            del operation
+        assert purgatory.watch_keys() == []
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from tests.sim.world_scenarios import built_world, small_scenario
 
 
@@ -25,10 +27,14 @@ def _cyclic_garbage() -> int:
     return sum(found)
 
 
-def test_simulated_traffic_makes_no_reference_cycles() -> None:
+@pytest.mark.parametrize("partitions", [3, 12], ids=["per-key lists", "watch groups"])
+def test_simulated_traffic_makes_no_reference_cycles(partitions: int) -> None:
+    """With 12 partitions a follower's fetch has more keys than the purgatory's
+    ``group_min_keys`` (8), so its delayed fetches are watched as groups."""
     sim, _world, recorder = built_world(
         small_scenario(
             "producers[0].rate=2000", "burrow.commit_interval_ms=200",
+            ("topics[0].partitions", partitions),
             faults=[{"type": "broker_failure", "broker": 1, "at": "1500ms", "duration": "1s"}],
         )
     )  # fmt: skip

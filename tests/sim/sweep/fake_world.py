@@ -8,7 +8,9 @@ It reads the same scenario knobs as the real cluster (the first producer's ``rat
 + broker time, delivery one hop later, a FIFO pool of workers, and Burrow-style commits of
 the longest processed prefix on a ticker. One commit in ten fails with
 COORDINATOR_NOT_AVAILABLE and one message in five hundred is delivered twice, so duplicates
-and commit failures are non-zero. A pool of fewer than four workers gives a warning (the run
+and commit failures are non-zero. Its final log (reported when the run ends) lacks one
+acknowledged message in a hundred and holds one in three hundred twice, so the loss counts are
+non-zero too. A pool of fewer than four workers gives a warning (the run
 summary lists it), so sweeps of it have runs with and without warnings. All randomness comes
 from the simulator's seeded streams.
 """
@@ -34,6 +36,8 @@ from sim.sweep.simulate import simulate
 
 COMMIT_FAILURE_PROBABILITY = 0.1
 REDELIVERY_PROBABILITY = 0.002
+LOST_EVERY = 100  # message ids divisible by this are absent from the final log
+DOUBLED_EVERY = 150  # ... and by this (not by LOST_EVERY) appear twice
 COORDINATOR_NOT_AVAILABLE = 15
 
 
@@ -102,8 +106,15 @@ def fake_world(sim: Simulator, scenario: Scenario, recorder: MetricsRecorder) ->
 
         sim.call_at(done, completed)
 
+    def final_log() -> None:
+        kept = [i for i in range(sent[0]) if i % LOST_EVERY]
+        kept += [i for i in kept if i % DOUBLED_EVERY == 0]
+        recorder.final_log(producer.topic, 0, 0, kept)
+
     sim.call_at(0, send)
     every(sim, burrow.commit_interval_ms * 1000, commit)
+    recorder.producer_acks("producer-0", producer.acks)
+    recorder.at_run_end(final_log)
     if burrow.num_workers < 4:
         recorder.warn(f"stand-in warning: only {burrow.num_workers} workers")
 

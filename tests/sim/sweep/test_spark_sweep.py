@@ -177,6 +177,13 @@ def _expected_per_seed(out: Path, point_id: int, seed: int) -> dict[str, float]:
     )
     for name, column in NEVER.items():
         expected[name] = sum(1 for m in measured if m[column] is None)
+    absent = [m for m in messages if m["ack_error"] == 0 and m["log_copies"] == 0]
+    for name, acks in (
+        ("lost_acked_acks_all", -1), ("lost_acked_acks_1", 1), ("sent_absent_acks_0", 0)
+    ):  # fmt: skip
+        expected[name] = sum(1 for m in absent if m["acks"] == acks and not m["retained_out"])
+    expected["duplicated_in_log"] = sum(1 for m in messages if m["log_copies"] > 1)
+    expected["retained_out"] = sum(1 for m in absent if m["retained_out"])
     run = records(out, "run_summary", point_id, seed).to_pylist()[0]
     expected["warnings"] = len(run["warnings"])
     return expected
@@ -192,6 +199,7 @@ def test_per_seed_statistics_match_numpy_on_the_records(finished_sweep: Finished
         for metric in metrics():
             assert row[metric] == pytest.approx(expected[metric], rel=1e-12), metric
         commit_failures += row["commit_failures"]
+        assert row["lost_acked_acks_all"] > 0 and row["duplicated_in_log"] > 0
         # The same nearest-rank percentiles as the simulator's own run summary.
         run = records(out, "run_summary", row["point_id"], row["seed"]).to_pylist()[0]
         for name in LATENCY_COLUMNS:
@@ -201,6 +209,9 @@ def test_per_seed_statistics_match_numpy_on_the_records(finished_sweep: Finished
         assert row["commit_failures"] == run["requests_OffsetCommit_errors"]
         for name in ("sent_after_warmup", "never_acked", *NEVER):
             assert row[name] == run[f"unfinished_{name}"], name
+        # The same loss counts as the run summary's.
+        assert row["lost_acked_acks_all"] == run["loss_acks_all_lost_acked"]
+        assert row["duplicated_in_log"] == run["loss_acks_all_duplicated"]
     assert commit_failures > 0
     assert {row["never_committed"] > 0 for row in rows} == {True}  # the last commit interval
 
