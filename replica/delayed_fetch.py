@@ -29,7 +29,8 @@ because the manager checks a partition's key after every change a condition read
 (which follows one).
 
 On completion (satisfied, forced or expired) the data is read again *then* and handed to the
-response callback: the nested callback of the refactoring design.
+response callback: the nested callback of the refactoring design. The read of a fetch in an
+incremental session skips the session's partitions that are still idle, as the first read did.
 
 A delayed fetch uses two members of the :class:`~replica.replica_manager.ReplicaManager` that
 creates it, stated by the :class:`LocalLogReader` protocol; this module does not import the
@@ -46,6 +47,7 @@ from replica.partition import Partition
 from replica.types import (
     FetchParams,
     FetchPartitionData,
+    IdlePartitions,
     LogOffsetMetadata,
     LogReadResult,
     PartitionFetchInfo,
@@ -61,10 +63,14 @@ class LocalLogReader(Protocol):
         """The hosted partitions, where the completion conditions are checked."""
 
     def read_from_local_log(
-        self, params: FetchParams, fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
+        self,
+        params: FetchParams,
+        fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
+        idle: IdlePartitions | None = None,
     ) -> dict[TopicPartition, LogReadResult]:
         """Read each partition from its local leader log, now, without waiting; errors are
-        per partition, in the results (the read a completed fetch answers with)."""
+        per partition, in the results (the read a completed fetch answers with); a fetch
+        session's ``idle`` partitions are skipped while unchanged."""
 
 
 FetchPartitionStatus = tuple[LogOffsetMetadata, PartitionFetchInfo]
@@ -79,6 +85,7 @@ class DelayedFetch(DelayedOperation):
         "_accumulated",
         "_available",
         "_fetch_status",
+        "_idle",
         "_params",
         "_replica_manager",
         "_response_callback",
@@ -91,8 +98,10 @@ class DelayedFetch(DelayedOperation):
         fetch_status: dict[TopicPartition, FetchPartitionStatus],
         replica_manager: LocalLogReader,
         response_callback: Callable[[dict[TopicPartition, FetchPartitionData]], None],
+        idle: IdlePartitions | None = None,
     ) -> None:
         super().__init__(delay_ms)
+        self._idle = idle
         self._params = params
         self._fetch_status = fetch_status
         self._replica_manager = replica_manager
@@ -169,5 +178,5 @@ class DelayedFetch(DelayedOperation):
 
     def on_complete(self) -> None:
         infos = {tp: fetch_info for tp, (_, fetch_info) in self._fetch_status.items()}
-        results = self._replica_manager.read_from_local_log(self._params, infos)
+        results = self._replica_manager.read_from_local_log(self._params, infos, self._idle)
         self._response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
