@@ -16,8 +16,9 @@ A session also keeps its *idle* partitions (:data:`~replica.types.IdlePartitions
 whose last read found nothing to send, with their log's change marker then. The replica
 layer skips them without reading while their log has not changed (they would have no news);
 a partition whose fetch data changes, or that is forgotten, stops being idle here. This is
-the broker half of what makes an idle partition cost nothing (KIP-227's point). Each incremental fetch
-must carry the session's next epoch: an unknown session id is answered
+the broker half of what makes an idle partition cost nothing (KIP-227's point).
+
+Each incremental fetch must carry the session's next epoch: an unknown session id is answered
 FETCH_SESSION_ID_NOT_FOUND, a wrong epoch INVALID_FETCH_SESSION_EPOCH (top-level error, no
 partitions, nothing fetched); the fetcher then starts over with a full fetch.
 

@@ -35,7 +35,8 @@ divergence check of this log depends on: the log end offset (appends, truncation
 the high watermark, the log start offset and the leader-epoch cache; the partition adds its
 leadership changes (:meth:`Log.mark_changed`). Two reads with the same arguments at the same
 marker return the same result, so a fetch session can skip a partition whose marker has not
-moved since its last, empty, read (see :meth:`replica.replica_manager.ReplicaManager.read_from_local_log`).
+moved since its last, empty, read (see
+:meth:`replica.replica_manager.ReplicaManager.read_from_local_log`).
 """
 
 from __future__ import annotations

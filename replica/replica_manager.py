@@ -390,9 +390,9 @@ class ReplicaManager:
         (:meth:`Partition.update_idle_follower_fetch_state`).
 
         ``response_callback`` is called exactly once with a :class:`FetchPartitionData` per
-        requested partition not skipped as idle (same order): at once if ``max_wait_ms <= 0``, nothing was
-        requested, at least ``min_bytes`` are available, or any partition has an error or a
-        diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
+        requested partition not skipped as idle (same order): at once if ``max_wait_ms <= 0``,
+        nothing was requested, at least ``min_bytes`` are available, or any partition has an
+        error or a diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
         expires, and the data is read at that time. Per partition errors:
         UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (not hosted, see
         :meth:`partition_or_error`), NOT_LEADER_OR_FOLLOWER (not the leader),
@@ -428,9 +428,9 @@ class ReplicaManager:
             return
         status: dict[TopicPartition, FetchPartitionStatus] = {}
         for tp, info in fetch_infos.items():
-            result = results.get(tp)
-            if result is not None:
-                status[tp] = (result.info.fetch_offset_metadata, info)
+            read = results.get(tp)
+            if read is not None:
+                status[tp] = (read.info.fetch_offset_metadata, info)
             else:  # skipped as idle: its fetch offset is the end offset, unchanged
                 log = self._partitions[tp].log
                 end = (
