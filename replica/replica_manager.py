@@ -439,7 +439,15 @@ class ReplicaManager:
                     else log.high_watermark_metadata
                 )
                 status[tp] = (end, info)
-        delayed = DelayedFetch(max_wait_ms, params, status, self, response_callback, idle)
+        delayed = DelayedFetch(
+            max_wait_ms,
+            params,
+            status,
+            self,
+            response_callback,
+            idle,
+            None if len(results) == len(status) else tuple(results),
+        )
         self._fetch_purgatory.try_complete_else_watch(delayed, list(status))
 
     def read_from_local_log(

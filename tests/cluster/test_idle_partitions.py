@@ -13,6 +13,7 @@ from cluster import Client, Cluster
 from coordinator import OffsetConfig
 from replica.config import BrokerConfig
 from replica.log import Log
+from replica.partition import Partition
 from replica.types import TopicPartition
 
 BUSY = TopicPartition("events", 0)
@@ -85,6 +86,32 @@ def test_a_follower_idle_on_a_partition_for_longer_than_the_lag_limit_stays_in_t
     assert leader_rm.high_watermark(IDLE) == 2
     assert cluster.broker(follower).replica_manager.high_watermark(IDLE) == 2
     assert leader_rm.isr(IDLE) == (leader, follower)
+
+
+def test_a_waiting_fetch_checks_an_idle_partition_only_when_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster, client = make_cluster()
+    leader, follower = leader_and_follower(cluster, IDLE)
+    leader_rm = cluster.broker(leader).replica_manager
+    cluster.advance(LAG_MS)
+    checks: list[int] = []
+    original = Partition.fetch_end_offset_metadata
+    idle_partition = leader_rm.partitions[IDLE]
+
+    def fetch_end_offset_metadata(self: Partition, *args: Any) -> Any:
+        if self is idle_partition:
+            checks.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(Partition, "fetch_end_offset_metadata", fetch_end_offset_metadata)
+    cluster.advance(2 * LAG_MS)  # the follower's fetches wait at the leader, one after another
+    assert checks == []
+    waiting = [op for op in leader_rm.fetch_purgatory.watchers(IDLE) if not op.is_completed]
+    assert len(waiting) == 1  # but it is watched
+    client.produce(IDLE, [b"a"], acks=1)  # completes the waiting fetch (min.bytes 1) at once
+    assert checks
+    assert cluster.broker(follower).replica_manager.log_end_offset(IDLE) == 1
 
 
 def test_a_follower_that_stops_fetching_drops_out_of_an_idle_partitions_isr() -> None:
