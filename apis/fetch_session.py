@@ -10,8 +10,15 @@ lists only the partitions added to the session or whose fetch data changed (fetc
 epochs, ...) and names the partitions to drop (``forgotten``); the broker fetches every
 partition of the session, with the fetch data it remembers, and answers only the partitions
 with news: records, an error, a diverging epoch, or a high watermark, last stable offset or
-log start offset different from the one last sent in this session. Each incremental fetch
-must carry the session's next epoch: an unknown session id is answered
+log start offset different from the one last sent in this session.
+
+A session also keeps its *idle* partitions (:data:`~replica.types.IdlePartitions`): those
+whose last read found nothing to send, with their log's change marker then. The replica
+layer skips them without reading while their log has not changed (they would have no news);
+a partition whose fetch data changes, or that is forgotten, stops being idle here. This is
+the broker half of what makes an idle partition cost nothing (KIP-227's point).
+
+Each incremental fetch must carry the session's next epoch: an unknown session id is answered
 FETCH_SESSION_ID_NOT_FOUND, a wrong epoch INVALID_FETCH_SESSION_EPOCH (top-level error, no
 partitions, nothing fetched); the fetcher then starts over with a full fetch.
 
@@ -40,7 +47,13 @@ from replica.fetch_session_handler import (
     INVALID_SESSION_ID,
     FetchMetadata,
 )
-from replica.types import UNKNOWN_OFFSET, FetchPartitionData, PartitionFetchInfo, TopicPartition
+from replica.types import (
+    UNKNOWN_OFFSET,
+    FetchPartitionData,
+    IdlePartitions,
+    PartitionFetchInfo,
+    TopicPartition,
+)
 
 __all__ = [
     "FINAL_EPOCH",
@@ -99,6 +112,7 @@ class FetchSession:
     creation_ms: int
     last_used_ms: int
     epoch: int = 1
+    idle: IdlePartitions = attrs.Factory(dict)
 
 
 class FetchSessionCache:
@@ -137,17 +151,24 @@ class FetchSessionCache:
         return self._sessions.pop(session_id, None)
 
     def maybe_create_session(
-        self, now: int, privileged: bool, partitions: dict[TopicPartition, CachedPartition]
+        self,
+        now: int,
+        privileged: bool,
+        partitions: dict[TopicPartition, CachedPartition],
+        idle: IdlePartitions | None = None,
     ) -> int:
-        """Make a session of ``partitions`` if there is room (evicting one if allowed);
-        return its id, or INVALID_SESSION_ID if none was made."""
+        """Make a session of ``partitions`` (and ``idle``, what the full fetch's read found
+        idle) if there is room (evicting one if allowed); return its id, or
+        INVALID_SESSION_ID if none was made."""
         if len(self._sessions) >= self.max_entries and not self._evict_for(privileged, now):
             return INVALID_SESSION_ID
         session_id = self._next_id
         self._next_id = 1 if session_id >= 2**31 - 1 else session_id + 1
         while session_id in self._sessions or session_id == INVALID_SESSION_ID:
             session_id += 1
-        self._sessions[session_id] = FetchSession(session_id, privileged, partitions, now, now)
+        self._sessions[session_id] = FetchSession(
+            session_id, privileged, partitions, now, now, idle={} if idle is None else idle
+        )
         return session_id
 
     def _evict_for(self, privileged: bool, now: int) -> bool:
@@ -181,6 +202,9 @@ class FetchContext:
     session: FetchSession | None = None  # an incremental fetch's session
     create_session: bool = False  # a full fetch with epoch INITIAL
     privileged: bool = False
+    #: The idle partitions the read keeps up to date and may skip (None: a sessionless fetch):
+    #: the session's, or a new one's (empty) for a full fetch that opens one.
+    idle: IdlePartitions | None = None
 
 
 class FetchManager:
@@ -207,10 +231,12 @@ class FetchManager:
         if metadata.is_full:
             if metadata.session_id != INVALID_SESSION_ID:
                 cache.remove(metadata.session_id)
+            create_session = metadata.epoch == INITIAL_EPOCH
             return FetchContext(
                 fetch_data,
-                create_session=metadata.epoch == INITIAL_EPOCH,
+                create_session=create_session,
                 privileged=privileged,
+                idle={} if create_session else None,
             )
         session = cache.get(metadata.session_id)
         if session is None:
@@ -218,9 +244,12 @@ class FetchManager:
         if session.epoch != metadata.epoch:
             return FetchContext({}, Errors.INVALID_FETCH_SESSION_EPOCH)
         partitions = session.partitions
+        idle = session.idle
         for tp in forgotten:
             partitions.pop(tp, None)
+            idle.pop(tp, None)
         for tp, info in fetch_data.items():
+            idle.pop(tp, None)
             cached = partitions.get(tp)
             if cached is None:
                 partitions[tp] = CachedPartition(info)
@@ -229,7 +258,9 @@ class FetchManager:
         session.epoch = metadata.next_incremental().epoch
         cache.touch(session, now)
         return FetchContext(
-            {tp: cached.fetch_info for tp, cached in partitions.items()}, session=session
+            {tp: cached.fetch_info for tp, cached in partitions.items()},
+            session=session,
+            idle=idle,
         )
 
     def response_data(
@@ -237,7 +268,8 @@ class FetchManager:
     ) -> tuple[int, Mapping[TopicPartition, FetchPartitionData]]:
         """The response's session id and partitions for ``data`` fetched under ``context``:
         every partition of a full fetch (opening its session now if it asked for one), the
-        partitions with news of an incremental one."""
+        partitions with news of an incremental one (``data`` lacks the idle partitions the
+        read skipped: they have none)."""
         session = context.session
         if session is None:
             session_id = INVALID_SESSION_ID
@@ -247,7 +279,9 @@ class FetchManager:
                     cached_partition = cached.get(tp)
                     if cached_partition is not None:
                         cached_partition.maybe_update_response_data(partition_data, False)
-                session_id = self.cache.maybe_create_session(now, context.privileged, cached)
+                session_id = self.cache.maybe_create_session(
+                    now, context.privileged, cached, context.idle
+                )
             return session_id, data
         partitions = session.partitions
         news: dict[TopicPartition, FetchPartitionData] = {}

@@ -326,7 +326,8 @@ class KafkaApis:
 
         Fetch sessions (KIP-227) are resolved first by :attr:`fetch_manager` (see
         :mod:`apis.fetch_session`): an incremental fetch reads every partition of its session
-        and its response lists the partitions with news; a session error
+        but the idle ones (unchanged since a read found nothing to send) and its response
+        lists the partitions with news; a session error
         (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH) is answered at once, at top
         level, with no partitions. A follower's session is privileged in the cache.
         """
@@ -355,12 +356,13 @@ class KafkaApis:
             rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
 
             def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
-                # fetch_messages answers every partition it was given, in the request's order:
-                # with nothing rejected that is already the response.
+                # fetch_messages answers every partition it was given but the idle ones it
+                # skipped, in the request's order: with nothing rejected that is already the
+                # response.
                 responses = data
                 if rejected_data:
                     merged = {**rejected_data, **data}
-                    responses = {tp: merged[tp] for tp in fetch_data}
+                    responses = {tp: merged[tp] for tp in fetch_data if tp in merged}
                 if not from_follower:
                     responses = {
                         tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
@@ -382,6 +384,7 @@ class KafkaApis:
                 max_bytes,
                 body.isolation_level,
                 send,
+                idle=context.idle,
             )
 
     # -- list offsets -----------------------------------------------------------------------

@@ -77,6 +77,11 @@ class BrokerNode:
         self.incarnation = 0
         self._in_flight: dict[Request, ResponseCallback] = {}
         self._abandoned: set[Request] = set()
+        #: Set by whatever may give this broker work to settle (responses to send, offset
+        #: loads, ready fetches): a request it receives, its timers, a response to one of its
+        #: fetches, a start, its fetchers resuming. The cluster visits only brokers with it
+        #: set and clears it when a visit finds nothing (see ``Cluster.run_until_idle``).
+        self.has_work = True
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -99,6 +104,7 @@ class BrokerNode:
             reply(request.body.error_response(Errors.NETWORK_EXCEPTION))
             return
         self._in_flight[request] = reply
+        self.has_work = True
         self.apis.handle(request)
 
     def drain_responses(self) -> bool:
@@ -164,6 +170,7 @@ class BrokerNode:
         """Fire the ReplicaManager's and the group coordinator's timers due at ``now``
         (nothing while stopped)."""
         if self.running:
+            self.has_work = True
             self.replica_manager.advance_clock(now)
             self.group_coordinator.advance_clock(now)
 
@@ -175,6 +182,7 @@ class BrokerNode:
     @fetchers_paused.setter
     def fetchers_paused(self, paused: bool) -> None:
         self._fetcher_manager.paused = paused
+        self.has_work = True
 
     # -- faults -----------------------------------------------------------------------------
 
@@ -207,3 +215,4 @@ class BrokerNode:
         if self.running:
             raise BrokerStateError(f"broker {self.broker_id} is already running")
         self.running = True
+        self.has_work = True

@@ -8,7 +8,9 @@ requests, responses and time around:
 * :meth:`Cluster.run_until_idle` delivers, drains the brokers' request channels, runs the
   offset loads and starts ready fetches until nothing is left to do at the current time; every
   public method ends with it, so with the default
-  :class:`~cluster.transport.ImmediateTransport` each call leaves the cluster settled;
+  :class:`~cluster.transport.ImmediateTransport` each call leaves the cluster settled. A
+  broker is visited only while its ``has_work`` says something happened to it (a request, a
+  response to its fetch, a timer), so settling after one request costs one broker's visit;
 * :meth:`Cluster.advance` moves its :class:`~cluster.clock.ManualClock`, stopping at every
   timer deadline in between (delayed produce/fetch expiry, ISR checks, fetch back-off) and
   settling at each.
@@ -184,10 +186,10 @@ class Cluster:
             call._record(response, self.clock.now)
             if on_response is not None:
                 on_response(response)
-            self.run_until_idle()
+            self._settle()
 
         self.transport.send(source, destination, request, deliver)
-        self.run_until_idle()
+        self._settle()
         return call
 
     def _send_from_controller(self, destination: int, body: RequestBody) -> None:
@@ -195,7 +197,7 @@ class Cluster:
 
     def _receive(self, destination: int, request: Request, reply: ResponseCallback) -> None:
         self.brokers[destination].receive(request, reply)
-        self.run_until_idle()
+        self._settle()
 
     def _leader_isr(self, leader: int, tp: TopicPartition) -> tuple[int, tuple[int, ...]] | None:
         rm = self.brokers[leader].replica_manager
@@ -213,6 +215,7 @@ class Cluster:
         def on_response(response: ResponseBody) -> None:
             if node.incarnation != incarnation:
                 return  # the follower stopped meanwhile: its fetch already failed
+            node.has_work = True  # the fetcher may be ready again
             if not isinstance(response, FetchResponse):
                 raise UnexpectedResponseError(f"a replica fetch was answered with {response!r}")
             if response.error is Errors.NETWORK_EXCEPTION:
@@ -243,8 +246,18 @@ class Cluster:
     def run_until_idle(self) -> None:
         """Deliver, answer, load and fetch until nothing is left to do at the current time.
 
-        Re-entrant calls return at once (the outer call keeps going).
+        Every broker is visited (whatever happened to it from outside the cluster's own
+        calls). Re-entrant calls return at once (the outer call keeps going).
         """
+        for node in self.brokers.values():
+            node.has_work = True
+        self._settle()
+
+    def _settle(self) -> None:
+        """:meth:`run_until_idle`, visiting only the brokers whose ``has_work`` is set: after
+        a request, a response or a timer only the brokers it concerned can have work, so
+        the others are not polled. Brokers are visited in id order, pass after pass, until a
+        pass does nothing: the order of the full loop, less the visits that find nothing."""
         if self._settling:
             return
         self._settling = True
@@ -253,11 +266,16 @@ class Cluster:
             while progressed:
                 progressed = self.transport.poll()
                 for node in self.brokers.values():
-                    progressed |= node.drain_responses()
-                    progressed |= node.run_tasks()
+                    if not node.has_work:
+                        continue
+                    node.has_work = False
+                    worked = node.drain_responses()
+                    worked |= node.run_tasks()
                     for fetcher, fetch in node.ready_fetches(self.clock.now):
                         self._send_fetch(node, fetcher, fetch)
-                        progressed = True
+                        worked = True
+                    if worked:
+                        node.has_work = progressed = True
         finally:
             self._settling = False
 

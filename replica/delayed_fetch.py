@@ -20,16 +20,20 @@ while a broker leads its log only grows and each new epoch starts at its log end
 that reached the fetch offset keeps reaching it.
 
 Checks per key: the first tries (at submission) check every partition and keep each one's
-available bytes and their sum. Afterwards the purgatory names the partition whose state
-changed (:meth:`~DelayedFetch.try_complete_for_key`), and only that partition is checked
-again: its bytes replace its earlier share of the sum, so a check costs O(1) however many
-partitions the fetch has (a follower's carries every partition it follows). That is exact
-because the manager checks a partition's key after every change a condition reads: an append
-(end offset, segment roll), a high-watermark move, a change of leadership or a truncation
-(which follows one).
+available bytes and their sum, except the partitions of a fetch session that the read just
+before the submission skipped as idle (``to_check`` names the others): the read found each at
+its end offset, unchanged since (nothing runs between that read and the submission), so its
+check could only find a share of 0 and no completion; its share starts at 0. Afterwards the
+purgatory names the partition whose state changed (:meth:`~DelayedFetch.try_complete_for_key`),
+and only that partition is checked again: its bytes replace its earlier share of the sum, so a
+check costs O(1) however many partitions the fetch has (a follower's carries every partition it
+follows). That is exact because the manager checks a partition's key after every change a
+condition reads: an append (end offset, segment roll), a high-watermark move, a change of
+leadership or a truncation (which follows one).
 
 On completion (satisfied, forced or expired) the data is read again *then* and handed to the
-response callback: the nested callback of the refactoring design.
+response callback: the nested callback of the refactoring design. The read of a fetch in an
+incremental session skips the session's partitions that are still idle, as the first read did.
 
 A delayed fetch uses two members of the :class:`~replica.replica_manager.ReplicaManager` that
 creates it, stated by the :class:`LocalLogReader` protocol; this module does not import the
@@ -38,7 +42,7 @@ manager.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Protocol
 
 from purgatory import DelayedOperation
@@ -46,6 +50,7 @@ from replica.partition import Partition
 from replica.types import (
     FetchParams,
     FetchPartitionData,
+    IdlePartitions,
     LogOffsetMetadata,
     LogReadResult,
     PartitionFetchInfo,
@@ -61,10 +66,14 @@ class LocalLogReader(Protocol):
         """The hosted partitions, where the completion conditions are checked."""
 
     def read_from_local_log(
-        self, params: FetchParams, fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
+        self,
+        params: FetchParams,
+        fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
+        idle: IdlePartitions | None = None,
     ) -> dict[TopicPartition, LogReadResult]:
         """Read each partition from its local leader log, now, without waiting; errors are
-        per partition, in the results (the read a completed fetch answers with)."""
+        per partition, in the results (the read a completed fetch answers with); a fetch
+        session's ``idle`` partitions are skipped while unchanged."""
 
 
 FetchPartitionStatus = tuple[LogOffsetMetadata, PartitionFetchInfo]
@@ -79,9 +88,11 @@ class DelayedFetch(DelayedOperation):
         "_accumulated",
         "_available",
         "_fetch_status",
+        "_idle",
         "_params",
         "_replica_manager",
         "_response_callback",
+        "_to_check",
     )
 
     def __init__(
@@ -91,8 +102,13 @@ class DelayedFetch(DelayedOperation):
         fetch_status: dict[TopicPartition, FetchPartitionStatus],
         replica_manager: LocalLogReader,
         response_callback: Callable[[dict[TopicPartition, FetchPartitionData]], None],
+        idle: IdlePartitions | None = None,
+        to_check: Collection[TopicPartition] | None = None,
     ) -> None:
         super().__init__(delay_ms)
+        self._idle = idle
+        # What the first tries check: every partition but those skipped as idle.
+        self._to_check = fetch_status if to_check is None else to_check
         self._params = params
         self._fetch_status = fetch_status
         self._replica_manager = replica_manager
@@ -108,8 +124,9 @@ class DelayedFetch(DelayedOperation):
         return self._params
 
     def try_complete(self) -> bool:
-        """Check the completion conditions of every partition (see the module docstring);
-        force completion if one holds, else remember each partition's available bytes.
+        """Check the completion conditions of every partition (but those idle at submission,
+        see the module docstring); force completion if one holds, else remember each
+        partition's available bytes.
 
         An error, a fetch offset beyond the end offset or a segment change completes at once;
         otherwise the fetch completes when the available bytes sum to ``min_bytes`` (it stops
@@ -117,7 +134,7 @@ class DelayedFetch(DelayedOperation):
         """
         self._available = dict.fromkeys(self._fetch_status, 0)
         self._accumulated = 0
-        return self._check(self._fetch_status)
+        return self._check(self._to_check)
 
     def try_complete_for_key(self, key: Hashable) -> bool:
         """Check partition ``key`` only (see the module docstring): complete if its state
@@ -169,5 +186,5 @@ class DelayedFetch(DelayedOperation):
 
     def on_complete(self) -> None:
         infos = {tp: fetch_info for tp, (_, fetch_info) in self._fetch_status.items()}
-        results = self._replica_manager.read_from_local_log(self._params, infos)
+        results = self._replica_manager.read_from_local_log(self._params, infos, self._idle)
         self._response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})

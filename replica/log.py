@@ -29,10 +29,19 @@ log end first. :meth:`Log.maybe_increment_log_start_offset` moves the start with
 Timestamp lookups (:meth:`Log.find_offset_by_timestamp`, for ListOffsets) walk the segments'
 largest timestamps and binary-search a per-segment running maximum of batch timestamps, built
 lazily on the first lookup after appends, so appends pay nothing for it.
+
+Change marker: :attr:`Log.change_marker` takes a new value at every change of what a read or
+a divergence check of this log depends on: the log end offset (appends, truncation, a reset),
+the high watermark, the log start offset and the leader-epoch cache; the partition adds its
+leadership changes (:meth:`Log.mark_changed`). Two reads with the same arguments at the same
+marker return the same result, so a fetch session can skip a partition whose marker has not
+moved since its last, empty, read (see
+:meth:`replica.replica_manager.ReplicaManager.read_from_local_log`).
 """
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
@@ -53,6 +62,11 @@ from replica.types import (
     LogOffsetMetadata,
     TopicPartition,
 )
+
+_CHANGE_MARKERS = itertools.count(1)
+"""Where every log's change markers come from: each change gets a value no other change of any
+log had, so equal markers mean the same log in the same state even across a deleted and
+recreated partition (markers are only compared, never output: determinism is unaffected)."""
 
 
 class LogSegment:
@@ -191,6 +205,8 @@ class Log:
         self.topic_partition = topic_partition
         self.segment_bytes = segment_bytes
         self.max_message_bytes = max_message_bytes
+        #: Moved by every change a read can see (see the module docstring); only compared.
+        self.change_marker = next(_CHANGE_MARKERS)
         self._reset(log_start_offset)
 
     def _reset(self, start_offset: int) -> None:
@@ -225,7 +241,13 @@ class Log:
         """The position of the log end: the end of the active segment."""
         return self._log_end_offset_metadata
 
+    def mark_changed(self) -> None:
+        """Something outside the log that its reads depend on changed (the partition's
+        leadership or leader epoch): move :attr:`change_marker`."""
+        self.change_marker = next(_CHANGE_MARKERS)
+
     def _update_log_end_offset(self) -> None:
+        self.change_marker = next(_CHANGE_MARKERS)
         active = self._segments[-1]
         self._log_end_offset = active.next_offset
         self._log_end_offset_metadata = LogOffsetMetadata(
@@ -271,6 +293,7 @@ class Log:
             ReplicaArgumentError: ``leader_epoch`` or ``start_offset`` is negative.
         """
         self._leader_epoch_cache.assign(leader_epoch, start_offset)
+        self.change_marker = next(_CHANGE_MARKERS)
 
     @property
     def segments(self) -> tuple[LogSegment, ...]:
@@ -350,6 +373,7 @@ class Log:
             return False
         self._log_start_offset = new_start_offset
         self._leader_epoch_cache.truncate_from_start(new_start_offset)
+        self.change_marker = next(_CHANGE_MARKERS)
         return True
 
     def delete_old_segments(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
@@ -493,6 +517,7 @@ class Log:
             )
         if new_high_watermark.message_offset > self._high_watermark.message_offset:
             self._high_watermark = new_high_watermark
+            self.change_marker = next(_CHANGE_MARKERS)
             return True
         return False
 
@@ -505,6 +530,7 @@ class Log:
         offset = min(max(high_watermark, self._log_start_offset), self._log_end_offset)
         if offset != current:
             self._high_watermark = self.convert_to_offset_metadata(offset)
+            self.change_marker = next(_CHANGE_MARKERS)
         return offset
 
     # -- truncation -------------------------------------------------------------------------
@@ -522,6 +548,7 @@ class Log:
         """
         if target_offset >= self._log_end_offset:
             self._leader_epoch_cache.truncate_from_end(self._log_end_offset)
+            self.change_marker = next(_CHANGE_MARKERS)
             return False
         if target_offset < self._log_start_offset:
             self.truncate_fully_and_start_at(target_offset)

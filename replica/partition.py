@@ -114,6 +114,7 @@ class Partition:
             )
         self.leader_id = self.local_broker_id
         self.leader_epoch = state.leader_epoch
+        self.log.mark_changed()
         self.maybe_increment_leader_hw()
         return is_new_leader
 
@@ -133,6 +134,7 @@ class Partition:
         self.leader_epoch_start_offset = None
         self.leader_id = state.leader
         self.leader_epoch = state.leader_epoch
+        self.log.mark_changed()
         return changed
 
     def stop(self) -> None:
@@ -140,6 +142,7 @@ class Partition:
         self.leader_id = NO_LEADER
         self.leader_epoch_start_offset = None
         self._remote_replicas.clear()
+        self.log.mark_changed()
 
     def _update_assignment(self, state: PartitionState) -> None:
         self.assigned_replicas = state.replicas
@@ -209,6 +212,18 @@ class Partition:
         if replica.log_end_offset != previous_end_offset:
             return self.maybe_increment_leader_hw()
         return False
+
+    def update_idle_follower_fetch_state(self, replica_id: int, fetch_time_ms: int) -> None:
+        """Record follower ``replica_id``'s fetch at ``fetch_time_ms`` of this partition when a
+        fetch session skipped it as idle (see
+        :meth:`replica.replica_manager.ReplicaManager.read_from_local_log`): the follower's
+        last read of it, with the same fetch data, was at the log end offset while it was in
+        the ISR, and the log has not changed since. :meth:`update_follower_fetch_state` would
+        then find the fetch offset at the log end offset: the follower is caught up now, and
+        its position, the ISR and the high watermark stay as they are.
+        """
+        replica = self._remote_replicas[replica_id]
+        replica.last_caught_up_time_ms = replica.last_fetch_time_ms = fetch_time_ms
 
     def _maybe_expand_isr(self, replica: Replica) -> None:
         broker_id = replica.broker_id

@@ -96,7 +96,6 @@ from replica.fetch_session_handler import (
 from replica.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET
 from replica.partition import Partition
 from replica.types import (
-    UNKNOWN_OFFSET,
     EpochEndOffset,
     FetchPartitionData,
     PartitionFetchInfo,
@@ -140,6 +139,10 @@ class PartitionFetchState:
     current_leader_epoch: int
     #: The partition is left out of requests before this time (after an error).
     ready_at_ms: int = 0
+    #: The partition's part of the last request built, and the local log's change marker
+    #: then: the next request reuses it while neither this state nor the log has changed.
+    fetch_info: PartitionFetchInfo | None = None
+    fetch_info_marker: int = -1
 
 
 @attrs.define(frozen=True)
@@ -261,17 +264,29 @@ class ReplicaFetcher:
                 continue
             partition = partitions.get(tp)
             if partition is None:
-                log_start_offset, last_fetched_epoch = UNKNOWN_OFFSET, None
-            else:
-                log = partition.log
-                log_start_offset, last_fetched_epoch = log.log_start_offset, log.latest_epoch
-            fetch_infos[tp] = PartitionFetchInfo(
-                state.fetch_offset,
-                partition_max_bytes,
-                state.current_leader_epoch,
-                log_start_offset,
-                last_fetched_epoch,
-            )
+                fetch_infos[tp] = PartitionFetchInfo(
+                    state.fetch_offset, partition_max_bytes, state.current_leader_epoch
+                )
+                continue
+            log = partition.log
+            info = state.fetch_info
+            if (
+                info is None
+                or state.fetch_info_marker != log.change_marker
+                or info.fetch_offset != state.fetch_offset
+                or info.current_leader_epoch != state.current_leader_epoch
+                or info.max_bytes != partition_max_bytes
+            ):
+                # The log's start offset and latest epoch only change with its marker.
+                info = state.fetch_info = PartitionFetchInfo(
+                    state.fetch_offset,
+                    partition_max_bytes,
+                    state.current_leader_epoch,
+                    log.log_start_offset,
+                    log.latest_epoch,
+                )
+                state.fetch_info_marker = log.change_marker
+            fetch_infos[tp] = info
         if not fetch_infos:
             return None
         self._in_flight = ReplicaFetchRequest(

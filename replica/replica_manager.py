@@ -74,6 +74,7 @@ from replica.types import (
     FetchIsolation,
     FetchParams,
     FetchPartitionData,
+    IdlePartitions,
     IsolationLevel,
     ListOffsetsResult,
     LogReadResult,
@@ -88,6 +89,16 @@ FetchResponseCallback = Callable[[dict[TopicPartition, FetchPartitionData]], Non
 LeadershipChangeCallback = Callable[[list[TopicPartition], list[TopicPartition]], None]
 
 VALID_REQUIRED_ACKS = (-1, 0, 1)
+
+
+def _record_idle(
+    idle: IdlePartitions, results: Mapping[TopicPartition, LogReadResult], found: IdlePartitions
+) -> None:
+    """A read's ``results`` were sent: the partitions it read are idle in the session if it
+    ``found`` them so (see :meth:`ReplicaManager.read_from_local_log`), else not."""
+    for tp in results:
+        idle.pop(tp, None)
+    idle.update(found)
 
 
 def _no_metadata(_topic_partition: TopicPartition) -> bool:
@@ -351,6 +362,8 @@ class ReplicaManager:
         max_bytes: int,
         isolation: IsolationLevel,
         response_callback: FetchResponseCallback,
+        *,
+        idle: IdlePartitions | None = None,
     ) -> None:
         """Read from the leader logs, waiting up to ``max_wait_ms`` for ``min_bytes``.
 
@@ -371,10 +384,15 @@ class ReplicaManager:
         a follower in the leader's current epoch, O(log epochs) otherwise, and skipped when
         ``last_fetched_epoch`` is None.
 
+        ``idle`` is an incremental fetch session's record of its idle partitions (see
+        :meth:`read_from_local_log`): the partitions it skips are left out of the response
+        (they have no news), and a follower's fetch of one is recorded without a read
+        (:meth:`Partition.update_idle_follower_fetch_state`).
+
         ``response_callback`` is called exactly once with a :class:`FetchPartitionData` per
-        requested partition (same order): at once if ``max_wait_ms <= 0``, nothing was
-        requested, at least ``min_bytes`` are available, or any partition has an error or a
-        diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
+        requested partition not skipped as idle (same order): at once if ``max_wait_ms <= 0``,
+        nothing was requested, at least ``min_bytes`` are available, or any partition has an
+        error or a diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
         expires, and the data is read at that time. Per partition errors:
         UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (not hosted, see
         :meth:`partition_or_error`), NOT_LEADER_OR_FOLLOWER (not the leader),
@@ -393,7 +411,8 @@ class ReplicaManager:
         else:
             fetch_isolation = FetchIsolation.HIGH_WATERMARK
         params = FetchParams(replica_id, max_wait_ms, min_bytes, max_bytes, fetch_isolation)
-        results = self.read_from_local_log(params, fetch_infos)
+        found: IdlePartitions | None = None if idle is None else {}
+        results = self._read_partitions(params, fetch_infos, idle, found)
         if replica_id >= 0:
             self._update_follower_fetch_state(replica_id, fetch_infos, results)
         bytes_readable = 0
@@ -403,16 +422,39 @@ class ReplicaManager:
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 answer_now = True
         if max_wait_ms <= 0 or not fetch_infos or bytes_readable >= min_bytes or answer_now:
+            if idle is not None and found is not None:
+                _record_idle(idle, results, found)
             response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
             return
-        status: dict[TopicPartition, FetchPartitionStatus] = {
-            tp: (results[tp].info.fetch_offset_metadata, info) for tp, info in fetch_infos.items()
-        }
-        delayed = DelayedFetch(max_wait_ms, params, status, self, response_callback)
+        status: dict[TopicPartition, FetchPartitionStatus] = {}
+        for tp, info in fetch_infos.items():
+            read = results.get(tp)
+            if read is not None:
+                status[tp] = (read.info.fetch_offset_metadata, info)
+            else:  # skipped as idle: its fetch offset is the end offset, unchanged
+                log = self._partitions[tp].log
+                end = (
+                    log.log_end_offset_metadata
+                    if fetch_isolation is FetchIsolation.LOG_END
+                    else log.high_watermark_metadata
+                )
+                status[tp] = (end, info)
+        delayed = DelayedFetch(
+            max_wait_ms,
+            params,
+            status,
+            self,
+            response_callback,
+            idle,
+            None if len(results) == len(status) else tuple(results),
+        )
         self._fetch_purgatory.try_complete_else_watch(delayed, list(status))
 
     def read_from_local_log(
-        self, params: FetchParams, fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
+        self,
+        params: FetchParams,
+        fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
+        idle: IdlePartitions | None = None,
     ) -> dict[TopicPartition, LogReadResult]:
         """Read each partition from its local leader log, now, without waiting.
 
@@ -422,26 +464,75 @@ class ReplicaManager:
         0``) only by an assigned replica. Errors are per partition (see
         :meth:`fetch_messages`); nothing raises for a bad request. The coordinator loads its
         offsets with ``FetchIsolation.LOG_END`` reads.
+
+        ``idle`` (an incremental fetch session's, see :data:`~replica.types.IdlePartitions`)
+        maps each partition whose last read *sent* in the session found nothing to send to
+        the :attr:`~replica.log.Log.change_marker` of its log then. A partition still at that
+        marker is skipped, without a read and without a result: its fetch data is unchanged
+        (the session forgets a partition whose fetch data changes), so the read would return
+        what that read did, which the session's last response carried. The results are taken
+        as sent: ``idle`` then records the partitions found idle and forgets the others.
+        "Nothing to send" is a read with no error, no diverging epoch and no records, whose
+        fetch offset is the end offset of the fetch's isolation (the log end offset for a
+        follower, which must also be in the ISR; the high watermark for a consumer): an empty
+        read short of the end (the response's byte limit used up) still has data to send.
         """
+        found: IdlePartitions | None = None if idle is None else {}
+        results = self._read_partitions(params, fetch_infos, idle, found)
+        if idle is not None and found is not None:
+            _record_idle(idle, results, found)
+        return results
+
+    def _read_partitions(
+        self,
+        params: FetchParams,
+        fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
+        idle: IdlePartitions | None,
+        found: IdlePartitions | None,
+    ) -> dict[TopicPartition, LogReadResult]:
+        """:meth:`read_from_local_log` without updating ``idle``: the partitions it reads
+        and finds idle go to ``found``, with their markers at the read (``_record_idle``
+        applies them once the results are sent; the first read of a fetch that then waits
+        is not)."""
         now = self._clock()
         limit_bytes = params.max_bytes
         min_one_message = True
         results: dict[TopicPartition, LogReadResult] = {}
         follower_id = params.replica_id
+        isolation = params.isolation
+        partitions = self._partitions
         for tp, fetch_info in fetch_infos.items():
+            partition = partitions.get(tp)
+            if (
+                idle is not None
+                and partition is not None
+                and idle.get(tp) == partition.log.change_marker
+            ):
+                continue
             result = self._read(
-                tp, fetch_info, follower_id, params.isolation, limit_bytes, min_one_message, now
+                tp, partition, fetch_info, follower_id, isolation, limit_bytes, min_one_message, now
             )
             size = result.info.records_size
             if size > 0:
                 min_one_message = False
                 limit_bytes = max(0, limit_bytes - size)
+            elif (
+                found is not None
+                and partition is not None
+                and result.error is Errors.NONE
+                and result.diverging_epoch is None
+                and fetch_info.fetch_offset
+                == (result.leader_log_end_offset if follower_id >= 0 else result.high_watermark)
+                and (follower_id < 0 or follower_id in partition.isr)
+            ):
+                found[tp] = partition.log.change_marker
             results[tp] = result
         return results
 
     def _read(
         self,
         tp: TopicPartition,
+        partition: Partition | None,
         fetch_info: PartitionFetchInfo,
         follower_id: int,
         isolation: FetchIsolation,
@@ -450,8 +541,8 @@ class ReplicaManager:
         now: int,
     ) -> LogReadResult:
         """One partition of :meth:`read_from_local_log`; ``follower_id`` is the fetching
-        follower's broker id (negative: a consumer, or the coordinator)."""
-        partition = self._partitions.get(tp)
+        follower's broker id (negative: a consumer, or the coordinator); ``partition`` the
+        hosted partition ``tp`` (None: not hosted)."""
         try:
             if partition is None:
                 raise ApiError(self._not_hosted_error(tp), f"{tp} is not hosted here")
@@ -529,8 +620,15 @@ class ReplicaManager:
 
         A failed read records nothing (a fetch from a broker that is not an assigned replica
         fails, see :meth:`Partition.check_follower_fetch`), nor does a diverging fetch: its
-        fetch offset is not a position in this log.
+        fetch offset is not a position in this log. A partition skipped as idle (no result)
+        is recorded as a fetch at the log end (:meth:`Partition.update_idle_follower_fetch_state`).
         """
+        if len(results) < len(fetch_infos):
+            now = self._clock()
+            partitions = self._partitions
+            for tp in fetch_infos:
+                if tp not in results:
+                    partitions[tp].update_idle_follower_fetch_state(follower_id, now)
         for tp, result in results.items():
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 continue

@@ -235,9 +235,9 @@ def test_fetch_max_bytes_caps_every_fetch_and_its_min_bytes(
     original = broker.rm.fetch_messages
     seen: list[tuple[object, ...]] = []
 
-    def capture(*args: Any) -> None:
+    def capture(*args: Any, **kwargs: Any) -> None:
         seen.append((args[2], args[4]))  # min_bytes, max_bytes
-        original(*args)
+        original(*args, **kwargs)
 
     monkeypatch.setattr(broker.rm, "fetch_messages", capture)
     broker.request(

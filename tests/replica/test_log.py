@@ -360,3 +360,30 @@ def test_find_offset_by_timestamp_matches_a_linear_scan(
     log.truncate_to(truncate_at)
     for target in targets:
         assert log.find_offset_by_timestamp(target) == linear(target)
+
+
+def test_the_change_marker_moves_with_every_change_a_read_sees_and_never_repeats() -> None:
+    log = make_log()
+    seen = [log.change_marker]
+
+    def changed() -> bool:
+        moved = log.change_marker not in seen
+        seen.append(log.change_marker)
+        return moved
+
+    log.maybe_assign_epoch_start_offset(0, 0)
+    assert changed()
+    log.append_as_leader(recs(3), leader_epoch=0)
+    assert changed()
+    log.maybe_increment_high_watermark(log.log_end_offset_metadata)
+    assert changed()
+    assert not log.maybe_increment_high_watermark(log.log_end_offset_metadata)
+    assert not changed()
+    log.maybe_increment_log_start_offset(1)
+    assert changed()
+    log.truncate_to(2)
+    assert changed()
+    log.mark_changed()
+    assert changed()
+    replacement = make_log()  # a partition deleted and created again: a new log
+    assert replacement.change_marker not in seen
