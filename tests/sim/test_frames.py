@@ -39,6 +39,7 @@ def test_the_message_table_keeps_integers_exact_and_nulls_as_na() -> None:
         "committed_us": "Int64", "produce_latency_us": "Int64",
         "end_to_end_latency_us": "Int64", "commit_latency_us": "Int64",
         "send_to_commit_latency_us": "Int64", "deliveries": "Int32", "duplicate": "boolean",
+        "acks": "Int8", "log_copies": "Int32", "retained_out": "boolean",
     }  # fmt: skip
     assert len(frame) == _result().messages.num_rows > 100
     # The messages sent after the last commit are not committed: <NA>, not NaN or 0.
