@@ -53,6 +53,7 @@ def count_reads(monkeypatch: pytest.MonkeyPatch, log: Log) -> list[int]:
     return reads
 
 
+@pytest.mark.pure_python
 def test_a_follower_idle_on_a_partition_for_longer_than_the_lag_limit_stays_in_the_isr(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -88,6 +89,7 @@ def test_a_follower_idle_on_a_partition_for_longer_than_the_lag_limit_stays_in_t
     assert leader_rm.isr(IDLE) == (leader, follower)
 
 
+@pytest.mark.pure_python
 def test_a_waiting_fetch_checks_an_idle_partition_only_when_it_changes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -24,6 +24,7 @@ def count_visits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return visits
 
 
+@pytest.mark.pure_python
 def test_a_request_settles_only_the_broker_it_went_to(monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = Cluster(3, config=KafkaConfig(offsets=OffsetConfig(offsets_topic_num_partitions=1)))
     cluster.advance(1000)
@@ -34,6 +35,7 @@ def test_a_request_settles_only_the_broker_it_went_to(monkeypatch: pytest.Monkey
     assert not any(node.has_work for node in cluster.brokers.values())
 
 
+@pytest.mark.pure_python
 def test_run_until_idle_visits_every_broker(monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = Cluster(3, config=KafkaConfig(offsets=OffsetConfig(offsets_topic_num_partitions=1)))
     visits = count_visits(monkeypatch)

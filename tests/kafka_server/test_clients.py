@@ -74,7 +74,12 @@ def test_kafka_python_long_poll(kafka_server: ServerThread) -> None:
     purgatory = kafka_server.server.cluster.broker(leader).replica_manager.fetch_purgatory
 
     def waiting() -> int:
-        return kafka_server.call(lambda: purgatory.num_delayed)
+        # Only fetches watching this partition: the server is shared with other tests, whose
+        # clients' fetches may wait at the same broker.
+        watched = TopicPartition(topic, 0)
+        return kafka_server.call(
+            lambda: sum(not op.is_completed for op in purgatory.watchers(watched))
+        )
 
     short = KafkaConsumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=300)
     short.assign([tp])
