@@ -47,9 +47,9 @@ class BuiltInApplication:
         "_commit_sync",
         "_config",
         "_poll",
+        "_processing_time",
         "_queue",
         "_recorder",
-        "_rng",
         "_scheduler",
         "_stopped",
     )
@@ -70,7 +70,7 @@ class BuiltInApplication:
     ) -> None:
         self._scheduler = scheduler
         self._config = config
-        self._rng = rng
+        self._processing_time = config.processing_time.sampler(rng)
         self._recorder = recorder
         self._client_id = client_id
         self._stopped = stopped
@@ -97,7 +97,7 @@ class BuiltInApplication:
         while self._queue and not self._stopped():
             record = self._queue[0]
             started = self._scheduler.now
-            duration = self._config.processing_time.sample(self._rng)
+            duration = self._processing_time.draw()
             if duration:
                 self._scheduler.call_later(duration, self._processed_later(record, started))
                 return

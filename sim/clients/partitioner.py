@@ -13,6 +13,7 @@ import random
 from typing import Literal
 
 from sim.clients.errors import ClientConfigError
+from sim.core.draws import below
 
 __all__ = ["Partitioner", "PartitionerName", "fnv1a_32"]
 
@@ -52,7 +53,7 @@ class Partitioner:
             # Go's % truncates toward zero; Sarama then negates a negative result.
             return abs(signed) % num_partitions
         if self._name == "hash":
-            return self._rng.randrange(num_partitions)
+            return below(self._rng, num_partitions)
         n = self._counters.get(topic, 0)
         self._counters[topic] = n + 1
         return n % num_partitions

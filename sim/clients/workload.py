@@ -26,6 +26,7 @@ from sim.clients.workload_config import (
     ProducerWorkload,
     valid_rate,
 )
+from sim.core.draws import below, exponential
 from sim.core.engine import Scheduler
 
 __all__ = [
@@ -57,7 +58,7 @@ def arrival_times(
     t = float(start_us)
     poisson = kind == "poisson"
     while True:
-        t += rng.expovariate(1.0 / mean_gap) if poisson else mean_gap
+        t += exponential(rng, 1.0 / mean_gap) if poisson else mean_gap
         yield round(t)
 
 
@@ -76,6 +77,7 @@ class WorkloadDriver:
         self._producer = producer
         self._workload = workload
         self._rng = rng
+        self._draw_size = workload.message_size.sampler(rng).draw
         self._times: Iterator[int] | None = None
         self.sent = 0
         """Messages handed to the producer so far (the latest may arrive in the future)."""
@@ -104,10 +106,10 @@ class WorkloadDriver:
         sizes: list[int] = []
         rng = self._rng
         key_space = workload.key_space
-        sample = workload.message_size.sample
+        draw_size = self._draw_size
         for at in itertools.islice(self._times, n):
             times.append(at)
-            keys.append(b"key-%d" % rng.randrange(key_space) if key_space else None)
-            sizes.append(sample(rng))
+            keys.append(b"key-%d" % below(rng, key_space) if key_space else None)
+            sizes.append(draw_size())
         self.sent += n
         return workload.topic, times, keys, sizes

@@ -3,7 +3,9 @@
 Each distribution is an attrs class tagged by its ``distribution`` field, so a scenario
 writes e.g. ``{ distribution = "lognormal", median = "250us", sigma = 0.5 }``. ``sample(rng)``
 draws one value from the given :class:`random.Random` and rounds it to whole microseconds
-(never negative); ``quantile(p)`` is the value a fraction ``p`` of the draws stay at or below
+(never negative); ``sampler(rng)`` binds the distribution to a generator for repeated draws
+(:mod:`sim.core.draws`: the same values, one native call each in the compiled build);
+``quantile(p)`` is the value a fraction ``p`` of the draws stay at or below
 (before rounding), which is how the scenario's size limits judge a distribution's tail.
 Values are microseconds, unless the field holding the distribution has another unit (a
 ``unit="bytes"`` field makes them bytes: ``value = "1KiB"``).
@@ -19,6 +21,13 @@ from typing import Literal
 import attrs
 
 from replica.config_def import at_least, between, doc
+from sim.core.draws import (
+    ConstantSampler,
+    ExponentialSampler,
+    LognormalSampler,
+    Sampler,
+    UniformSampler,
+)
 
 __all__ = ["MAX_SIGMA", "Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
 
@@ -41,6 +50,9 @@ class Constant:
 
     def quantile(self, p: float) -> float:
         return float(self.value)
+
+    def sampler(self, rng: random.Random) -> Sampler:
+        return ConstantSampler(self.value)
 
     def sample(self, rng: random.Random) -> int:
         return self.value
@@ -69,8 +81,11 @@ class Uniform:
     def quantile(self, p: float) -> float:
         return self.low + p * (self.high - self.low)
 
+    def sampler(self, rng: random.Random) -> Sampler:
+        return UniformSampler(rng, self.low, self.high)
+
     def sample(self, rng: random.Random) -> int:
-        return rng.randint(self.low, self.high)
+        return self.sampler(rng).draw()
 
 
 @attrs.frozen(kw_only=True)
@@ -85,8 +100,11 @@ class Exponential:
     def quantile(self, p: float) -> float:
         return -self.mean * math.log1p(-p)
 
+    def sampler(self, rng: random.Random) -> Sampler:
+        return ExponentialSampler(rng, self.mean)
+
     def sample(self, rng: random.Random) -> int:
-        return round(rng.expovariate(1.0 / self.mean))
+        return self.sampler(rng).draw()
 
 
 @attrs.frozen(kw_only=True)
@@ -116,8 +134,11 @@ class Lognormal:
     def quantile(self, p: float) -> float:
         return self.median * math.exp(self.sigma * NormalDist().inv_cdf(p))
 
+    def sampler(self, rng: random.Random) -> Sampler:
+        return LognormalSampler(rng, self.median, self.sigma)
+
     def sample(self, rng: random.Random) -> int:
-        return round(rng.lognormvariate(math.log(self.median), self.sigma))
+        return self.sampler(rng).draw()
 
 
 Distribution = Constant | Uniform | Exponential | Lognormal

@@ -57,13 +57,16 @@ class NetworkError(ValueError):
 class Link:
     """One direction between two nodes; see :class:`Network` for the guarantees."""
 
-    __slots__ = ("dst", "generation", "last_arrival", "latency", "rng", "spikes", "src")
+    __slots__ = (
+        "draw_latency", "dst", "generation", "last_arrival", "latency", "rng", "spikes", "src",
+    )  # fmt: skip
 
     def __init__(self, network: Network, src: str, dst: str, latency: Distribution) -> None:
         self.src = src
         self.dst = dst
         self.latency = latency
         self.rng = network.scheduler.rng(f"network:{src}->{dst}")
+        self.draw_latency = latency.sampler(self.rng)
         self.last_arrival = 0
         self.generation = 0  # bumped when an endpoint goes down: in-flight messages are lost
         self.spikes: list[LatencySpike] = []
@@ -176,7 +179,7 @@ class Network:
                 scheduler.call_later(0, on_drop)
             return None
         now = scheduler.now
-        arrival = now + link.latency.sample(link.rng)
+        arrival = now + link.draw_latency.draw()
         if link.spikes:
             arrival += link.extra_latency(now)
         if arrival < link.last_arrival:

@@ -53,8 +53,10 @@ class PoolStats:
 def local_time_sampler(distribution: Distribution, rng: random.Random) -> Callable[[object], int]:
     """A ``local_time`` function drawing every request's local time from ``distribution``."""
 
+    draw = distribution.sampler(rng).draw
+
     def local_time(_request: object) -> int:
-        return distribution.sample(rng)
+        return draw()
 
     return local_time
 

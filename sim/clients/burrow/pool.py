@@ -155,6 +155,7 @@ class BurrowConsumer:
         self.client_id = client_id
         self._scheduler = scheduler
         self._rng = rng
+        self._processing_time = self.config.processing_time.sampler(rng)
         self._recorder = recorder
         self._process = process if process is not None else self._draw
         self._consumer = Consumer(
@@ -356,7 +357,7 @@ class BurrowConsumer:
             self._start(job)
 
     def _draw(self, _info: MessageInfo, _attempt: int) -> tuple[int, bool]:
-        duration = self.config.processing_time.sample(self._rng)
+        duration = self._processing_time.draw()
         failure = self.config.failure_probability
         return duration, not failure or self._rng.random() >= failure
 
@@ -454,8 +455,8 @@ class BurrowConsumer:
     def _submit_batch(self, schedule: BatchSchedule, records: ConsumerRecords) -> None:
         """The poll loop submits ``records``: schedule them; block it if they do not fit."""
         now = self._scheduler.now
-        sample, rng = self.config.processing_time.sample, self._rng
-        durations = [sample(rng) for _ in range(len(records))]
+        draw = self._processing_time.draw
+        durations = [draw() for _ in range(len(records))]
         free_at = schedule.submit(now, records.tps, records.offsets, records.message_ids, durations)
         if not self._wake_pending:
             self._wake_pending = True

@@ -1,0 +1,115 @@
+"""Random draws without the standard library's Python frames, value for value the same.
+
+The simulator draws about five random numbers per message: arrival gaps, partitions,
+network latencies, handler local times, processing times. Through :mod:`random`'s methods
+(``expovariate``, ``lognormvariate``, ``randrange``) each draw is several interpreted calls,
+in the compiled build too, where they were a tenth of a run. The functions here do the same
+arithmetic on the same calls into the generator's C core (``Random.random`` and
+``Random.getrandbits``), in the same order, so each returns exactly what the standard library
+(CPython 3.11) returns from the same generator state: a run's outputs did not change when
+the simulator moved to them (``tests/sim/core/test_draws.py`` compares them draw for draw).
+A run's results now depend on the Mersenne Twister alone, not on the standard library's
+algorithms on top of it.
+
+:class:`Sampler` is a distribution bound to its generator (``Distribution.sampler(rng)``):
+``draw()`` is one call, native in the compiled build.
+"""
+
+from __future__ import annotations
+
+import math
+from random import Random
+
+__all__ = [
+    "ConstantSampler",
+    "ExponentialSampler",
+    "LognormalSampler",
+    "Sampler",
+    "UniformSampler",
+    "below",
+    "exponential",
+    "normal",
+]
+
+_NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)
+"""Kinderman and Monahan's constant, as ``random`` computes it."""
+
+
+def exponential(rng: Random, rate: float) -> float:
+    """``rng.expovariate(rate)``: an exponential draw with mean ``1 / rate``."""
+    return -math.log(1.0 - rng.random()) / rate
+
+
+def normal(rng: Random, mu: float, sigma: float) -> float:
+    """``rng.normalvariate(mu, sigma)`` (Kinderman and Monahan's ratio of uniforms)."""
+    random = rng.random
+    while True:
+        u1 = random()
+        u2 = 1.0 - random()
+        z = _NV_MAGICCONST * (u1 - 0.5) / u2
+        if z * z / 4.0 <= -math.log(u2):
+            return mu + z * sigma
+
+
+def below(rng: Random, n: int) -> int:
+    """``rng.randrange(n)``: uniform on ``0 .. n - 1``; ``n`` must be >= 1."""
+    if n < 1:
+        raise ValueError(f"below needs n >= 1, got {n}")
+    k = n.bit_length()
+    r: int = rng.getrandbits(k)
+    while r >= n:
+        r = rng.getrandbits(k)
+    return r
+
+
+class Sampler:
+    """Integer draws from one distribution with one generator (see the subclasses)."""
+
+    def draw(self) -> int:
+        """The next draw."""
+        raise NotImplementedError
+
+
+class ConstantSampler(Sampler):
+    """Always ``value``; draws nothing from a generator."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def draw(self) -> int:
+        return self.value
+
+
+class UniformSampler(Sampler):
+    """``rng.randint(low, high)``."""
+
+    def __init__(self, rng: Random, low: int, high: int) -> None:
+        self.rng = rng
+        self.low = low
+        self.width = high - low + 1
+
+    def draw(self) -> int:
+        return self.low + below(self.rng, self.width)
+
+
+class ExponentialSampler(Sampler):
+    """``round(rng.expovariate(1 / mean))``."""
+
+    def __init__(self, rng: Random, mean: float) -> None:
+        self.rng = rng
+        self.rate = 1.0 / mean
+
+    def draw(self) -> int:
+        return round(exponential(self.rng, self.rate))
+
+
+class LognormalSampler(Sampler):
+    """``round(rng.lognormvariate(ln(median), sigma))``."""
+
+    def __init__(self, rng: Random, median: float, sigma: float) -> None:
+        self.rng = rng
+        self.mu = math.log(median)
+        self.sigma = sigma
+
+    def draw(self) -> int:
+        return round(math.exp(normal(self.rng, self.mu, self.sigma)))
