@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from random import Random
 
+from mypy_extensions import mypyc_attr
+
 __all__ = [
     "ConstantSampler",
     "ExponentialSampler",
@@ -62,8 +64,10 @@ def below(rng: Random, n: int) -> int:
     return r
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # a scripted workload subclasses it (tests)
 class Sampler:
-    """Integer draws from one distribution with one generator (see the subclasses)."""
+    """Integer draws from one distribution with one generator (see the subclasses). A
+    distribution of one's own provides ``sampler(rng)`` returning a subclass."""
 
     def draw(self) -> int:
         """The next draw."""

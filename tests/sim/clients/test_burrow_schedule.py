@@ -34,6 +34,7 @@ from sim.clients.events import (
     MessageProcessed,
 )
 from sim.clients.records import make_record
+from sim.core.draws import Sampler
 from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster
 
@@ -49,7 +50,15 @@ class Column:
     values: Iterator[int]
     distribution: str = "column"
 
-    def sample(self, rng: random.Random) -> int:
+    def sampler(self, rng: random.Random) -> Sampler:
+        return ColumnSampler(self.values)
+
+
+class ColumnSampler(Sampler):
+    def __init__(self, values: Iterator[int]) -> None:
+        self.values = values
+
+    def draw(self) -> int:
         return next(self.values)
 
 
