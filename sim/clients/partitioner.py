@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Literal
 
 from sim.clients.errors import ClientConfigError
@@ -57,3 +58,10 @@ class Partitioner:
         n = self._counters.get(topic, 0)
         self._counters[topic] = n + 1
         return n % num_partitions
+
+    def partitions(
+        self, topic: str, keys: Sequence[bytes | None], num_partitions: int
+    ) -> list[int]:
+        """:meth:`partition` for each of ``keys``, in order (the same choices and draws)."""
+        partition = self.partition
+        return [partition(topic, key, num_partitions) for key in keys]

@@ -201,6 +201,7 @@ class Producer:
         self._partition_producers: dict[TopicPartition, _PartitionProducer] = {}
         self._broker_producers: dict[int, _BrokerProducer] = {}
         self._awaiting_topic: dict[str, list[_Message]] = {}
+        self._tps: dict[str, list[TopicPartition]] = {}
         self._source: ArrivalSource | None = None
         self._source_topic = ""
         self._arrivals = _Arrivals()
@@ -420,13 +421,25 @@ class Producer:
         topic, times, keys, value_sizes = chunk
         self._source_topic = topic
         arrivals = self._arrivals
-        partition_of = self._partition_of
         arrivals.times.extend(times)
         arrivals.keys.extend(keys)
         arrivals.value_sizes.extend(value_sizes)
         arrivals.sizes.extend(map(message_record_size, keys, value_sizes))
-        arrivals.tps.extend(TopicPartition(topic, partition_of(topic, key)) for key in keys)
+        count = self._metadata.partition_count(topic)
+        if count is None:
+            arrivals.tps.extend([TopicPartition(topic, -1)] * len(keys))
+        else:
+            tps = self._topic_partitions(topic, count)
+            arrivals.tps.extend([tps[p] for p in self._partitioner.partitions(topic, keys, count)])
         return bool(times)
+
+    def _topic_partitions(self, topic: str, count: int) -> list[TopicPartition]:
+        """``topic``'s partitions ``0 .. count - 1``, built once (a named tuple is not cheap
+        to build, and arrivals are many)."""
+        tps = self._tps.get(topic)
+        if tps is None or len(tps) < count:
+            tps = self._tps[topic] = [TopicPartition(topic, p) for p in range(count)]
+        return tps
 
     def _topic_known(self, topic: str) -> None:
         self._enter()
@@ -819,5 +832,3 @@ class _BrokerProducer:
             for size in (message_record_size(key, value_size),)
         ]
         self._producer._retry(messages, error)
-
-
