@@ -49,16 +49,14 @@ A lane not PLANNED is in the to-do list exactly once.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from itertools import islice
 from typing import Final
 
 from replica.records import RECORD_BATCH_OVERHEAD
 from replica.types import TopicPartition
 from sim.clients.batching import ProducerBatch
 from sim.clients.producer_config import ProducerConfig
-from sim.clients.records import message_record_size
+from sim.clients.records import message_record_sizes
 
 __all__ = ["ArrivalPlan", "DueArrivals"]
 
@@ -106,10 +104,11 @@ class _Lane:
 
 class DueArrivals:
     """Arrivals taken from the plan because they are due, as columns in arrival order:
-    ``message_ids[i]`` arrived at ``times[i]`` for ``tps[i]`` (partition -1: the topic's
-    partition count was not known) with key ``keys[i]``, a value of ``value_sizes[i]`` bytes,
-    ``sizes[i]`` bytes as a record. The first ``joined`` of them have joined their open
-    batches; the others are due now and are the caller's to send."""
+    ``message_ids[i]`` arrived at ``times[i]`` for partition ``partitions[i]`` (-1: the
+    topic's partition count was not known) with key ``keys[i]``, a value of
+    ``value_sizes[i]`` bytes, ``sizes[i]`` bytes as a record. The first ``joined`` of them
+    have joined their open batches; the others, due now, are the caller's to send, to
+    ``tps[i - joined]``."""
 
     __slots__ = (
         "joined",
@@ -126,20 +125,21 @@ class DueArrivals:
         self,
         message_ids: list[int],
         times: list[int],
-        tps: list[TopicPartition],
+        partitions: list[int],
         keys: list[bytes | None],
         value_sizes: list[int],
         sizes: list[int],
         joined: int,
+        tps: list[TopicPartition],
     ) -> None:
         self.message_ids = message_ids
         self.times = times
-        self.tps = tps
-        self.partitions = [tp.partition for tp in tps]
+        self.partitions = partitions
         self.keys = keys
         self.value_sizes = value_sizes
         self.sizes = sizes
         self.joined = joined
+        self.tps = tps
 
 
 class ArrivalPlan:
@@ -166,6 +166,7 @@ class ArrivalPlan:
         "_lanes_by_tp",
         "_max_record_size",
         "_open_batch",
+        "_partitions",
         "_rows",
         "_sizes",
         "_times",
@@ -184,6 +185,7 @@ class ArrivalPlan:
         self._head = 0
         self._times: list[int] = []
         self._lanes: list[_Lane] = []
+        self._partitions: list[int] = []
         self._keys: list[bytes | None] = []
         self._value_sizes: list[int] = []
         self._sizes: list[int] = []
@@ -213,10 +215,11 @@ class ArrivalPlan:
             lane.indices.append(number)
             number += 1
         self._lanes += lanes
+        self._partitions += partitions
         self._times += times
         self._keys += keys
         self._value_sizes += value_sizes
-        self._sizes += map(message_record_size, keys, value_sizes)
+        self._sizes += message_record_sizes(keys, value_sizes)
 
     def invalidate(self, tp: TopicPartition) -> None:
         """``tp``'s open batch, or whether it has one, may have changed: plan its arrivals
@@ -260,29 +263,42 @@ class ArrivalPlan:
         base = self._base
         start = self._head - base
         times = self._times
-        end = bisect_right(times, until, start)
+        # A few arrivals are due at a time: loops are cheaper than bisect's calls here.
+        end = start
+        while end < len(times) and times[end] <= until:
+            end += 1
         if end == start:
             return None
+        joined = start
+        while joined < end and times[joined] < now:
+            joined += 1
         self._head = end + base
-        n = end - start
-        ids = list(islice(message_ids, n))
-        joined = bisect_left(times, now, start, end) - start
-        due_lanes = self._lanes[start:end]
-        keys = self._keys[start:end]
-        value_sizes = self._value_sizes[start:end]
-        sizes = self._sizes[start:end]
-        due_times = times[start:end]
-        for i in range(n):
-            lane = due_lanes[i]
+        ids = [next(message_ids) for _ in range(end - start)]
+        lanes = self._lanes
+        keys = self._keys
+        value_sizes = self._value_sizes
+        sizes = self._sizes
+        for i in range(start, joined):
+            lane = lanes[i]
             lane.head += 1
-            if i < joined:
-                batch = lane.batch
-                assert batch is not None
-                batch.add(ids[i], keys[i], value_sizes[i], due_times[i] // _US_PER_MS, 0, sizes[i])
-            else:
-                self._replan(lane)  # its plan counted on this arrival not being sent yet
+            batch = lane.batch
+            assert batch is not None
+            batch.add(ids[i - start], keys[i], value_sizes[i], times[i] // _US_PER_MS, 0, sizes[i])
+        tps = []
+        for i in range(joined, end):
+            lane = lanes[i]
+            lane.head += 1
+            self._replan(lane)  # its plan counted on this arrival not being sent yet
+            tps.append(lane.tp)
         due = DueArrivals(
-            ids, due_times, [lane.tp for lane in due_lanes], keys, value_sizes, sizes, joined
+            ids,
+            times[start:end],
+            self._partitions[start:end],
+            keys[start:end],
+            value_sizes[start:end],
+            sizes[start:end],
+            joined - start,
+            tps,
         )
         if end >= _TRIM_AT:
             self._trim()
@@ -291,7 +307,7 @@ class ArrivalPlan:
     def drop_pending(self) -> None:
         """Forget the arrivals not sent yet."""
         start = self._head - self._base
-        for column in (self._times, self._lanes, self._keys, self._value_sizes, self._sizes):
+        for column in self._columns():
             del column[start:]
         self._heap.clear()
         self._todo.clear()
@@ -360,10 +376,22 @@ class ArrivalPlan:
     def _trim(self) -> None:
         """Drop the columns' sent arrivals, and the lanes'."""
         drop = self._head - self._base
-        for column in (self._times, self._lanes, self._keys, self._value_sizes, self._sizes):
+        for column in self._columns():
             del column[:drop]
         self._base = self._head
         for lane in self._lanes_by_tp.values():
             del lane.indices[: lane.head]
             lane.scan -= lane.head
             lane.head = 0
+
+    def _columns(
+        self,
+    ) -> tuple[list[int], list[_Lane], list[int], list[bytes | None], list[int], list[int]]:
+        return (
+            self._times,
+            self._lanes,
+            self._partitions,
+            self._keys,
+            self._value_sizes,
+            self._sizes,
+        )

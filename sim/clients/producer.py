@@ -328,8 +328,7 @@ class Producer:
             )
         )
         keys = due.keys
-        for i in range(due.joined, len(ids)):
-            tp = due.tps[i]
+        for i, tp in enumerate(due.tps, due.joined):
             if tp.partition < 0:
                 tp = TopicPartition(tp.topic, self._partition_of(tp.topic, keys[i]))
             self._dispatch(ids[i], tp, keys[i], due.value_sizes[i], due.sizes[i])

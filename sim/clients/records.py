@@ -24,6 +24,7 @@ __all__ = [
     "message_id_of",
     "message_ids_of",
     "message_record_size",
+    "message_record_sizes",
 ]
 
 MESSAGE_ID_HEADER = "sim-message-id"
@@ -69,3 +70,25 @@ def message_record_size(key: bytes | None, value_size: int) -> int:
     """Bytes of the record :func:`make_record` builds, at offset and timestamp delta 0 (what a
     producer counts against ``batch.size``)."""
     return record_size_in_bytes(make_record(0, key, value_size), 0, 0)
+
+
+_KEYLESS_SIZES: dict[int, int] = {}
+""":func:`message_record_size` of keyless messages, by value size (at most 4096 of them)."""
+
+
+def message_record_sizes(keys: Sequence[bytes | None], value_sizes: Sequence[int]) -> list[int]:
+    """:func:`message_record_size` of each message (``keys[i]``, ``value_sizes[i]``).
+
+    Messages without keys, the common case, are looked up by value size alone, without a
+    Python-level call per message (in the compiled build too, where calling the cached
+    function costs a key tuple and its hash per message)."""
+    if keys.count(None) != len(keys):
+        return list(map(message_record_size, keys, value_sizes))
+    known = _KEYLESS_SIZES
+    new = set(value_sizes).difference(known)
+    if len(known) + len(new) > 4096:
+        known.clear()
+        new = set(value_sizes)
+    for value_size in new:
+        known[value_size] = message_record_size(None, value_size)
+    return list(map(known.__getitem__, value_sizes))

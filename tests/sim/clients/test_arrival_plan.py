@@ -85,8 +85,9 @@ class Model:
             assert not taken
             return
         assert due.times == [a[0] for a in taken]
-        assert due.tps == [a[1] for a in taken]
+        assert due.partitions == [a[1].partition for a in taken]
         assert due.joined == sum(1 for a in taken if a[0] < now)
+        assert due.tps == [a[1] for a in taken[due.joined :]]
         joined = list(zip(due.message_ids, taken, strict=True))[: due.joined]
         for tp, n in before.items():
             batch = self.batches[tp]
