@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
 from typing import Final
 
 from replica.records import RECORD_BATCH_OVERHEAD
@@ -60,8 +61,8 @@ from sim.clients.records import message_record_sizes
 
 __all__ = ["ArrivalPlan", "DueArrivals"]
 
-_US_PER_MS = 1000
-_TRIM_AT = 4096
+_US_PER_MS: Final = 1000
+_TRIM_AT: Final = 4096
 """Arrivals sent before the columns drop them (a ``del`` per few thousand arrivals)."""
 
 _PLANNED: Final = 0
@@ -273,7 +274,7 @@ class ArrivalPlan:
         while joined < end and times[joined] < now:
             joined += 1
         self._head = end + base
-        ids = [next(message_ids) for _ in range(end - start)]
+        ids = list(islice(message_ids, end - start))
         lanes = self._lanes
         keys = self._keys
         value_sizes = self._value_sizes

@@ -69,6 +69,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
+from typing import Final
 
 from apis.produce import ProduceRequest, ProduceResponse
 from replica.errors import Errors
@@ -93,7 +94,7 @@ from sim.core.engine import Event, Scheduler
 
 __all__ = ["ArrivalSource", "Producer"]
 
-_US_PER_MS = 1000
+_US_PER_MS: Final = 1000
 
 
 class _Message:
@@ -180,6 +181,7 @@ class Producer:
         self._source_topic = ""
         self._plan = ArrivalPlan(self.config, self._open_batch)
         self._wakeup: Event | None = None
+        self._wakeup_at = -1  # the wake-up's time, while there is one
         self._deferred_at = -1  # the instant the wake-up last made way for other events
         self._in_flight_messages = 0
 
@@ -279,7 +281,7 @@ class Producer:
         now = self._scheduler.now
         first = self._plan.first_time()
         if first is not None and first < now:
-            self._catch_up(now - 1)
+            self._catch_up(now - 1, now)
             return True
         return False
 
@@ -295,10 +297,15 @@ class Producer:
         at = self._next_critical()
         wakeup = self._wakeup
         if wakeup is not None:
-            if at is not None and wakeup.time == at and wakeup.pending:
+            if at is not None and at == self._wakeup_at and wakeup.pending:
                 return
             wakeup.cancel()
-        self._wakeup = None if at is None else self._scheduler.call_at(at, self._woken)
+        self._wakeup = None if at is None else self._wake_at(at)
+
+    def _wake_at(self, at: int) -> Event:
+        """Schedule the wake-up at ``at``."""
+        self._wakeup_at = at
+        return self._scheduler.call_at(at, self._woken)
 
     def _woken(self) -> None:
         scheduler = self._scheduler
@@ -307,17 +314,17 @@ class Producer:
             # Other events of this instant are queued: arrivals come after them. Once per
             # instant: two producers woken at one instant would defer to each other forever.
             self._deferred_at = now
-            self._wakeup = scheduler.call_at(now, self._woken)
+            self._wakeup = self._wake_at(now)
             return
         self._wakeup = None
-        self._catch_up(scheduler.now)
+        self._catch_up(now, now)
         self._leave()
 
-    def _catch_up(self, until: int) -> None:
-        """Send the pending arrivals due by ``until`` (now or now - 1): those before now
-        silently (the plan proved they only join an open batch), those at now as
+    def _catch_up(self, until: int, now: int) -> None:
+        """Send the pending arrivals due by ``until`` (``now`` or ``now - 1``): those before
+        now silently (the plan proved they only join an open batch), those at now as
         :meth:`send` would."""
-        due = self._plan.take(until, self._scheduler.now, self._ids)
+        due = self._plan.take(until, now, self._ids)
         if due is None:
             return
         ids = due.message_ids
@@ -598,16 +605,27 @@ class _InFlight:
 class _BrokerProducer:
     """Sarama's ``brokerProducer``: batches messages for one broker and sends requests."""
 
-    __slots__ = ("_broker_id", "_in_flight", "_muted", "_producer", "_queue", "retrying")
+    __slots__ = (
+        "_broker_id",
+        "_in_flight",
+        "_linger_us",
+        "_max_in_flight",
+        "_muted",
+        "_producer",
+        "_queue",
+        "retrying",
+    )
 
     def __init__(self, producer: Producer, broker_id: int) -> None:
         config = producer.config
         self._producer = producer
         self._broker_id = broker_id
+        self._linger_us = config.linger_ms * _US_PER_MS
+        self._max_in_flight = config.max_in_flight_requests_per_connection
         self._queue = BatchQueue(
             batch_size=config.batch_size,
             flush_messages=config.flush_messages,
-            linger_us=config.linger_ms * _US_PER_MS,
+            linger_us=self._linger_us,
             max_request_size=config.max_request_size,
         )
         self._muted: set[TopicPartition] = set()
@@ -653,7 +671,7 @@ class _BrokerProducer:
             tp, message_id, key, value_size, timestamp_ms, retries, size, now
         )
         producer._plan.invalidate(tp)
-        linger_us = producer.config.linger_ms * _US_PER_MS
+        linger_us = self._linger_us
         if created is not None and linger_us > 0 and not created.full:
             producer._scheduler.call_at(now + linger_us, self._linger_expired)
         self._maybe_send()
@@ -670,8 +688,8 @@ class _BrokerProducer:
 
     def _maybe_send(self) -> None:
         producer = self._producer
-        limit = producer.config.max_in_flight_requests_per_connection
-        while self._in_flight < limit and self._queue.ready(producer._scheduler.now, self._muted):
+        now = producer._scheduler.now
+        while self._in_flight < self._max_in_flight and self._queue.ready(now, self._muted):
             batches = self._queue.drain(self._muted)
             for batch in batches:
                 producer._plan.invalidate(batch.tp)
