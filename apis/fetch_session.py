@@ -188,23 +188,36 @@ class FetchSessionCache:
         return True
 
 
-@attrs.define(eq=False)
 class FetchContext:
     """What one fetch request resolved to (Kafka's FetchContext kinds, in one class).
 
     ``fetch_data`` is what to fetch (the request's partitions, or the whole session's for an
-    incremental fetch); ``error`` is set for a session error (then nothing is fetched).
-    :meth:`FetchManager.response_data` turns the fetched data into the response's.
+    incremental fetch); ``error`` is set for a session error (then nothing is fetched);
+    ``session`` is an incremental fetch's session; ``create_session`` marks a full fetch with
+    epoch INITIAL; ``idle`` the idle partitions the read keeps up to date and may skip (None:
+    a sessionless fetch): the session's, or a new one's (empty) for a full fetch that opens
+    one. :meth:`FetchManager.response_data` turns the fetched data into the response's. A
+    plain class (one is made per fetch; native, so cheap, in the compiled build).
     """
 
-    fetch_data: Mapping[TopicPartition, PartitionFetchInfo]
-    error: Errors = Errors.NONE
-    session: FetchSession | None = None  # an incremental fetch's session
-    create_session: bool = False  # a full fetch with epoch INITIAL
-    privileged: bool = False
-    #: The idle partitions the read keeps up to date and may skip (None: a sessionless fetch):
-    #: the session's, or a new one's (empty) for a full fetch that opens one.
-    idle: IdlePartitions | None = None
+    __slots__ = ("create_session", "error", "fetch_data", "idle", "privileged", "session")
+
+    def __init__(
+        self,
+        fetch_data: Mapping[TopicPartition, PartitionFetchInfo],
+        error: Errors = Errors.NONE,
+        *,
+        session: FetchSession | None = None,
+        create_session: bool = False,
+        privileged: bool = False,
+        idle: IdlePartitions | None = None,
+    ) -> None:
+        self.fetch_data = fetch_data
+        self.error = error
+        self.session = session
+        self.create_session = create_session
+        self.privileged = privileged
+        self.idle = idle
 
 
 class FetchManager:

@@ -91,29 +91,45 @@ _Check = Callable[[object], bool]
 
 @attrs.frozen
 class _FieldCheck:
-    """One field of a request body class: its name, declared type and type check."""
+    """One field of a request body class: its name, declared type and type check.
+
+    ``usual`` are the exact types the drivers build the field with (``dict`` for a mapping,
+    ``int`` for an int...): a value of one of them conforms without calling ``conforms``,
+    so checking a well-formed request costs a set lookup per field."""
 
     name: str
     tp: Any
     conforms: _Check
+    usual: frozenset[type]
 
 
 _FIELD_CHECKS: dict[type, tuple[_FieldCheck, ...]] = {}
 
 
-def _type_check(tp: Any) -> _Check:
+def _type_check(tp: Any) -> tuple[_Check, frozenset[type]]:
     """A check that a value is of type ``tp``, shallowly: the container, not its items (a bool
-    is not an int, a string is not a sequence)."""
+    is not an int, a string is not a sequence); and the exact types that surely pass it."""
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        members = tuple(_type_check(member) for member in get_args(tp))
-        return lambda value: any(check(value) for check in members)
+        members = [_type_check(member) for member in get_args(tp)]
+        checks = tuple(check for check, _ in members)
+        return (
+            lambda value: any(check(value) for check in checks),
+            frozenset().union(*(usual for _, usual in members)),
+        )
     if tp is int:
-        return lambda value: isinstance(value, int) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int) and not isinstance(value, bool), frozenset(
+            {int}
+        )
     if origin is Sequence:
-        return lambda value: isinstance(value, Sequence) and not isinstance(value, str | bytes)
+        return (
+            lambda value: isinstance(value, Sequence) and not isinstance(value, str | bytes),
+            frozenset({tuple, list}),
+        )
+    if origin is Mapping:
+        return lambda value: isinstance(value, Mapping), frozenset({dict})
     kind = origin or tp
-    return lambda value: isinstance(value, kind)
+    return lambda value: isinstance(value, kind), frozenset({kind})
 
 
 def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
@@ -122,7 +138,7 @@ def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
     if found is None:
         hints = get_type_hints(cls)
         found = tuple(
-            _FieldCheck(field.name, hints[field.name], _type_check(hints[field.name]))
+            _FieldCheck(field.name, hints[field.name], *_type_check(hints[field.name]))
             for field in attrs.fields(cls)
         )
         _FIELD_CHECKS[cls] = found
@@ -131,11 +147,12 @@ def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
 
 def _malformed(body: RequestBody) -> list[_FieldCheck]:
     """The fields of ``body`` whose values are not of their declared types."""
-    return [
-        field
-        for field in _field_checks(type(body))
-        if not field.conforms(getattr(body, field.name))
-    ]
+    malformed: list[_FieldCheck] = []
+    for field in _field_checks(type(body)):
+        value = getattr(body, field.name)
+        if type(value) not in field.usual and not field.conforms(value):
+            malformed.append(field)
+    return malformed
 
 
 def _error_response(body: RequestBody, error: Errors) -> ResponseBody:

@@ -12,6 +12,9 @@ instead: a follower's fetch carries every partition it follows, mostly idle ones
 a frozen attrs instance costs about three times as much (each field is set through
 ``object.__setattr__``); that was a tenth of a simulation's CPU. They are just as immutable
 and hashable; being tuples they also unpack and compare equal to plain tuples of their fields.
+:class:`FetchParams`, made once per fetch, is a plain class with slots: the compiled build makes
+it a native class, which costs about a fifteenth of a frozen attrs instance to build (22 against
+339 ns) and is read without a dictionary or descriptor lookup.
 """
 
 from __future__ import annotations
@@ -159,18 +162,36 @@ class PartitionFetchInfo(NamedTuple):
     last_fetched_epoch: int | None = None
 
 
-@attrs.define(frozen=True)
 class FetchParams:
-    """Request-level fetch parameters (Kafka's ``FetchParams``).
+    """Request-level fetch parameters (Kafka's ``FetchParams``), not to be changed once made.
 
-    ``replica_id >= 0`` marks a follower broker's fetch; any negative id is a consumer.
+    ``replica_id >= 0`` marks a follower broker's fetch; any negative id is a consumer. A plain
+    class, not an attrs one: one is made per fetch, and a plain class is native (cheap to
+    build and read) in the compiled build.
     """
 
-    replica_id: int
-    max_wait_ms: int
-    min_bytes: int
-    max_bytes: int
-    isolation: FetchIsolation
+    __slots__ = ("isolation", "max_bytes", "max_wait_ms", "min_bytes", "replica_id")
+
+    def __init__(
+        self,
+        replica_id: int,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        isolation: FetchIsolation,
+    ) -> None:
+        self.replica_id = replica_id
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.isolation = isolation
+
+    def __repr__(self) -> str:
+        return (
+            f"FetchParams(replica_id={self.replica_id}, max_wait_ms={self.max_wait_ms}, "
+            f"min_bytes={self.min_bytes}, max_bytes={self.max_bytes}, "
+            f"isolation={self.isolation})"
+        )
 
     @property
     def is_from_follower(self) -> bool:
