@@ -373,13 +373,9 @@ class KafkaApis:
             rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
 
             def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
-                # fetch_messages answers every partition it was given but the idle ones it
-                # skipped, in the request's order: with nothing rejected that is already the
-                # response.
-                responses = data
-                if rejected_data:
-                    merged = {**rejected_data, **data}
-                    responses = {tp: merged[tp] for tp in fetch_data if tp in merged}
+                # fetch_messages answers every partition it was given and the session's idle
+                # ones it woke: with nothing rejected that is already the response.
+                responses = {**rejected_data, **data} if rejected_data else data
                 if not from_follower:
                     responses = {
                         tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
@@ -389,7 +385,7 @@ class KafkaApis:
                 )
                 respond(FetchResponse(Errors.NONE, responses, session_id=session_id))
 
-            if not valid:
+            if not valid and not context.waits_on_idle:
                 send({})
                 return
             max_bytes = min(body.max_bytes, self.config.fetch_max_bytes)
@@ -401,7 +397,7 @@ class KafkaApis:
                 max_bytes,
                 body.isolation_level,
                 send,
-                idle=context.idle,
+                session=context.fetch_partitions,
             )
 
     # -- list offsets -----------------------------------------------------------------------

@@ -23,6 +23,7 @@ from replica.replica import Replica
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher, ReplicaFetchRequest
 from replica.replica_fetcher_manager import ReplicaFetcherManager
 from replica.replica_manager import ReplicaManager
+from replica.session_partitions import IdlePartition, SessionPartitions
 from replica.types import (
     CONSUMER_REPLICA_ID,
     EARLIEST_TIMESTAMP,
@@ -35,7 +36,6 @@ from replica.types import (
     FetchIsolation,
     FetchParams,
     FetchPartitionData,
-    IdlePartitions,
     IsolationLevel,
     ListOffsetsResult,
     LogOffsetMetadata,
@@ -66,7 +66,7 @@ __all__ = [
     "FetchIsolation",
     "FetchParams",
     "FetchPartitionData",
-    "IdlePartitions",
+    "IdlePartition",
     "InitialFetchState",
     "InvalidConfigError",
     "IsolationLevel",
@@ -89,6 +89,7 @@ __all__ = [
     "ReplicaFetcher",
     "ReplicaFetcherManager",
     "ReplicaManager",
+    "SessionPartitions",
     "TopicPartition",
     "UnexpectedAppendOffsetError",
 ]

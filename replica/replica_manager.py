@@ -67,6 +67,7 @@ from replica.periodic_task import PeriodicTask
 from replica.records import Record
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
 from replica.replica_fetcher_manager import ReplicaFetcherManager
+from replica.session_partitions import SessionPartitions
 from replica.types import (
     EMPTY_FETCH_DATA_INFO,
     INTERNAL_TOPICS,
@@ -74,9 +75,9 @@ from replica.types import (
     FetchIsolation,
     FetchParams,
     FetchPartitionData,
-    IdlePartitions,
     IsolationLevel,
     ListOffsetsResult,
+    LogOffsetMetadata,
     LogReadResult,
     PartitionFetchInfo,
     PartitionResponse,
@@ -91,14 +92,16 @@ LeadershipChangeCallback = Callable[[list[TopicPartition], list[TopicPartition]]
 VALID_REQUIRED_ACKS = (-1, 0, 1)
 
 
-def _record_idle(
-    idle: IdlePartitions, results: Mapping[TopicPartition, LogReadResult], found: IdlePartitions
-) -> None:
-    """A read's ``results`` were sent: the partitions it read are idle in the session if it
-    ``found`` them so (see :meth:`ReplicaManager.read_from_local_log`), else not."""
-    for tp in results:
-        idle.pop(tp, None)
-    idle.update(found)
+_Found = dict[TopicPartition, tuple[int, LogOffsetMetadata]]
+"""Partitions a read found with nothing to send: their log's change marker and the read's
+position (see :mod:`replica.session_partitions`)."""
+
+
+def _record_idle(session: SessionPartitions, found: _Found) -> None:
+    """A read's results were sent: the partitions it ``found`` with nothing to send are idle
+    in the session (the others it read stay active)."""
+    for tp, (marker, end) in found.items():
+        session.rest(tp, marker, end)
 
 
 def _no_metadata(_topic_partition: TopicPartition) -> bool:
@@ -363,7 +366,7 @@ class ReplicaManager:
         isolation: IsolationLevel,
         response_callback: FetchResponseCallback,
         *,
-        idle: IdlePartitions | None = None,
+        session: SessionPartitions | None = None,
     ) -> None:
         """Read from the leader logs, waiting up to ``max_wait_ms`` for ``min_bytes``.
 
@@ -384,15 +387,18 @@ class ReplicaManager:
         a follower in the leader's current epoch, O(log epochs) otherwise, and skipped when
         ``last_fetched_epoch`` is None.
 
-        ``idle`` is an incremental fetch session's record of its idle partitions (see
-        :meth:`read_from_local_log`): the partitions it skips are left out of the response
-        (they have no news), and a follower's fetch of one is recorded without a read
-        (:meth:`Partition.update_idle_follower_fetch_state`).
+        ``session`` holds a fetch session's partitions (see :mod:`replica.session_partitions`);
+        then ``fetch_infos`` are (some of) its active ones. Its idle partitions whose log
+        changed are woken and read too; the others are left out of
+        the response (they have no news), and a follower's fetch of one is recorded without a
+        read (:meth:`Partition.update_idle_follower_fetch_state`). A waiting fetch is watched
+        under them too, and completes when one of them gets what it waits for.
 
         ``response_callback`` is called exactly once with a :class:`FetchPartitionData` per
-        requested partition not skipped as idle (same order): at once if ``max_wait_ms <= 0``,
-        nothing was requested, at least ``min_bytes`` are available, or any partition has an
-        error or a diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
+        partition read (the requested ones and, in a session, the woken ones): at once if
+        ``max_wait_ms <= 0``, nothing was requested (and no idle session partition is left to
+        wait on), at least ``min_bytes`` are available, or any partition has an error or a
+        diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
         expires, and the data is read at that time. Per partition errors:
         UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (not hosted, see
         :meth:`partition_or_error`), NOT_LEADER_OR_FOLLOWER (not the leader),
@@ -411,8 +417,12 @@ class ReplicaManager:
         else:
             fetch_isolation = FetchIsolation.HIGH_WATERMARK
         params = FetchParams(replica_id, max_wait_ms, min_bytes, max_bytes, fetch_isolation)
-        found: IdlePartitions | None = None if idle is None else {}
-        results = self._read_partitions(params, fetch_infos, idle, found)
+        if session is not None:
+            woken = self._wake_changed(session, replica_id)
+            if woken:
+                fetch_infos = session.in_order({**fetch_infos, **woken})
+        found: _Found | None = None if session is None else {}
+        results = self._read_partitions(params, fetch_infos, found)
         if replica_id >= 0:
             self._update_follower_fetch_state(replica_id, fetch_infos, results)
         bytes_readable = 0
@@ -421,40 +431,32 @@ class ReplicaManager:
             bytes_readable += result.info.records_size
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 answer_now = True
-        if max_wait_ms <= 0 or not fetch_infos or bytes_readable >= min_bytes or answer_now:
-            if idle is not None and found is not None:
-                _record_idle(idle, results, found)
+        waits_on_idle = session is not None and bool(session.idle)
+        if (
+            max_wait_ms <= 0
+            or not (fetch_infos or waits_on_idle)
+            or bytes_readable >= min_bytes
+            or answer_now
+        ):
+            if session is not None and found is not None:
+                _record_idle(session, found)
             response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
             return
-        status: dict[TopicPartition, FetchPartitionStatus] = {}
-        for tp, info in fetch_infos.items():
-            read = results.get(tp)
-            if read is not None:
-                status[tp] = (read.info.fetch_offset_metadata, info)
-            else:  # skipped as idle: its fetch offset is the end offset, unchanged
-                log = self._partitions[tp].log
-                end = (
-                    log.log_end_offset_metadata
-                    if fetch_isolation is FetchIsolation.LOG_END
-                    else log.high_watermark_metadata
-                )
-                status[tp] = (end, info)
-        delayed = DelayedFetch(
-            max_wait_ms,
-            params,
-            status,
-            self,
-            response_callback,
-            idle,
-            None if len(results) == len(status) else tuple(results),
-        )
-        self._fetch_purgatory.try_complete_else_watch(delayed, list(status))
+        status: dict[TopicPartition, FetchPartitionStatus] = {
+            tp: (result.info.fetch_offset_metadata, fetch_infos[tp])
+            for tp, result in results.items()
+        }
+        delayed = DelayedFetch(max_wait_ms, params, status, self, response_callback, session)
+        keys: list[TopicPartition] = list(status)
+        if session is not None:
+            keys.extend(session.idle)
+        self._fetch_purgatory.try_complete_else_watch(delayed, keys)
 
     def read_from_local_log(
         self,
         params: FetchParams,
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
-        idle: IdlePartitions | None = None,
+        session: SessionPartitions | None = None,
     ) -> dict[TopicPartition, LogReadResult]:
         """Read each partition from its local leader log, now, without waiting.
 
@@ -465,35 +467,56 @@ class ReplicaManager:
         :meth:`fetch_messages`); nothing raises for a bad request. The coordinator loads its
         offsets with ``FetchIsolation.LOG_END`` reads.
 
-        ``idle`` (an incremental fetch session's, see :data:`~replica.types.IdlePartitions`)
-        maps each partition whose last read *sent* in the session found nothing to send to
-        the :attr:`~replica.log.Log.change_marker` of its log then. A partition still at that
-        marker is skipped, without a read and without a result: its fetch data is unchanged
-        (the session forgets a partition whose fetch data changes), so the read would return
-        what that read did, which the session's last response carried. The results are taken
-        as sent: ``idle`` then records the partitions found idle and forgets the others.
-        "Nothing to send" is a read with no error, no diverging epoch and no records, whose
-        fetch offset is the end offset of the fetch's isolation (the log end offset for a
-        follower, which must also be in the ISR; the high watermark for a consumer): an empty
-        read short of the end (the response's byte limit used up) still has data to send.
+        ``session`` (an incremental fetch session's partitions, see
+        :mod:`replica.session_partitions`): its idle partitions whose log changed since they
+        went idle are woken and read with ``fetch_infos`` (in the session's order); the others
+        are not read (the read would return what the read that found them idle did, which the
+        session's last response carried). The results are taken as sent: the partitions read that have
+        nothing to send become idle. "Nothing to send" is a read with no error, no diverging
+        epoch and no records, whose fetch offset is the end offset of the fetch's isolation
+        (the log end offset for a follower, which must also be in the ISR; the high watermark
+        for a consumer): an empty read short of the end (the response's byte limit used up)
+        still has data to send.
         """
-        found: IdlePartitions | None = None if idle is None else {}
-        results = self._read_partitions(params, fetch_infos, idle, found)
-        if idle is not None and found is not None:
-            _record_idle(idle, results, found)
+        if session is None:
+            return self._read_partitions(params, fetch_infos, None)
+        woken = self._wake_changed(session, -1)
+        if woken:
+            fetch_infos = session.in_order({**fetch_infos, **woken})
+        found: _Found = {}
+        results = self._read_partitions(params, fetch_infos, found)
+        _record_idle(session, found)
         return results
+
+    def _wake_changed(
+        self, session: SessionPartitions, follower_id: int
+    ) -> dict[TopicPartition, PartitionFetchInfo]:
+        """Wake ``session``'s idle partitions whose log changed (or that are no longer
+        hosted); return them with their fetch data. For a follower's fetch (``follower_id >=
+        0``) record its fetch of each one still idle
+        (:meth:`Partition.update_idle_follower_fetch_state`)."""
+        woken: dict[TopicPartition, PartitionFetchInfo] = {}
+        if not session.idle:
+            return woken
+        partitions = self._partitions
+        now = self._clock()
+        for tp, entry in list(session.idle.items()):
+            partition = partitions.get(tp)
+            if partition is None or partition.log.change_marker != entry.marker:
+                woken[tp] = session.wake(tp)
+            elif follower_id >= 0:
+                partition.update_idle_follower_fetch_state(follower_id, now)
+        return woken
 
     def _read_partitions(
         self,
         params: FetchParams,
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
-        idle: IdlePartitions | None,
-        found: IdlePartitions | None,
+        found: _Found | None,
     ) -> dict[TopicPartition, LogReadResult]:
-        """:meth:`read_from_local_log` without updating ``idle``: the partitions it reads
-        and finds idle go to ``found``, with their markers at the read (``_record_idle``
-        applies them once the results are sent; the first read of a fetch that then waits
-        is not)."""
+        """Read ``fetch_infos``; the partitions found with nothing to send go to ``found`` (if
+        given), with their log's marker and the read's position (``_record_idle`` applies
+        them once the results are sent; the first read of a fetch that then waits is not)."""
         now = self._clock()
         limit_bytes = params.max_bytes
         min_one_message = True
@@ -503,12 +526,6 @@ class ReplicaManager:
         partitions = self._partitions
         for tp, fetch_info in fetch_infos.items():
             partition = partitions.get(tp)
-            if (
-                idle is not None
-                and partition is not None
-                and idle.get(tp) == partition.log.change_marker
-            ):
-                continue
             result = self._read(
                 tp, partition, fetch_info, follower_id, isolation, limit_bytes, min_one_message, now
             )
@@ -525,7 +542,7 @@ class ReplicaManager:
                 == (result.leader_log_end_offset if follower_id >= 0 else result.high_watermark)
                 and (follower_id < 0 or follower_id in partition.isr)
             ):
-                found[tp] = partition.log.change_marker
+                found[tp] = (partition.log.change_marker, result.info.fetch_offset_metadata)
             results[tp] = result
         return results
 
@@ -620,15 +637,9 @@ class ReplicaManager:
 
         A failed read records nothing (a fetch from a broker that is not an assigned replica
         fails, see :meth:`Partition.check_follower_fetch`), nor does a diverging fetch: its
-        fetch offset is not a position in this log. A partition skipped as idle (no result)
-        is recorded as a fetch at the log end (:meth:`Partition.update_idle_follower_fetch_state`).
+        fetch offset is not a position in this log. (A session's idle partitions are recorded
+        by :meth:`_wake_changed`.)
         """
-        if len(results) < len(fetch_infos):
-            now = self._clock()
-            partitions = self._partitions
-            for tp in fetch_infos:
-                if tp not in results:
-                    partitions[tp].update_idle_follower_fetch_state(follower_id, now)
         for tp, result in results.items():
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 continue

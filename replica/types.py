@@ -249,13 +249,6 @@ class FetchPartitionData(NamedTuple):
     diverging_epoch: EpochEndOffset | None = None
 
 
-IdlePartitions = dict[TopicPartition, int]
-"""An incremental fetch session's idle partitions, kept by the session (``apis``) and updated
-by every read made for it (:meth:`replica.replica_manager.ReplicaManager.read_from_local_log`):
-partition -> the :attr:`~replica.log.Log.change_marker` of its log when a read last found
-nothing to send; while the marker stays there, the session's fetches skip the partition."""
-
-
 class LogReadResult(NamedTuple):
     """One partition's result of :meth:`ReplicaManager.read_from_local_log`.
 
