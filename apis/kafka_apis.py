@@ -72,7 +72,6 @@ from replica.records import NO_TIMESTAMP
 from replica.replica_manager import ReplicaManager
 from replica.types import (
     GROUP_METADATA_TOPIC_NAME,
-    UNKNOWN_OFFSET,
     FetchPartitionData,
     PartitionResponse,
     TopicPartition,
@@ -375,11 +374,8 @@ class KafkaApis:
             def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
                 # fetch_messages answers every partition it was given and the session's idle
                 # ones it woke: with nothing rejected that is already the response.
+                # (A consumer's data carries no log end offset: the ReplicaManager leaves it out.)
                 responses = {**rejected_data, **data} if rejected_data else data
-                if not from_follower:
-                    responses = {
-                        tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
-                    }
                 session_id, responses = fetch_manager.response_data(
                     context, responses, clock()
                 )

@@ -190,4 +190,7 @@ class DelayedFetch(DelayedOperation):
     def on_complete(self) -> None:
         infos = {tp: fetch_info for tp, (_, fetch_info) in self._fetch_status.items()}
         results = self._replica_manager.read_from_local_log(self._params, infos, self._session)
-        self._response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
+        to_follower = self._params.replica_id >= 0
+        self._response_callback(
+            {tp: r.to_fetch_partition_data(to_follower) for tp, r in results.items()}
+        )

@@ -128,7 +128,13 @@ class FetchSessionHandler:
         self._session_partitions = fetch_infos
         if metadata.is_full:
             return FetchRequestData(metadata, fetch_infos, ())
-        to_send = {tp: info for tp, info in fetch_infos.items() if previous.get(tp) != info}
+        # A fetcher hands the same fetch data object again while nothing changed: identity
+        # settles most partitions without comparing fields.
+        to_send = {}
+        for tp, info in fetch_infos.items():
+            sent = previous.get(tp)
+            if sent is not info and sent != info:
+                to_send[tp] = info
         forgotten = tuple(tp for tp in previous if tp not in fetch_infos)
         return FetchRequestData(metadata, to_send, forgotten)
 

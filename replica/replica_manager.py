@@ -440,7 +440,10 @@ class ReplicaManager:
         ):
             if session is not None and found is not None:
                 _record_idle(session, found)
-            response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
+            to_follower = replica_id >= 0
+            response_callback(
+                {tp: r.to_fetch_partition_data(to_follower) for tp, r in results.items()}
+            )
             return
         status: dict[TopicPartition, FetchPartitionStatus] = {
             tp: (result.info.fetch_offset_metadata, fetch_infos[tp])
@@ -471,12 +474,12 @@ class ReplicaManager:
         :mod:`replica.session_partitions`): its idle partitions whose log changed since they
         went idle are woken and read with ``fetch_infos`` (in the session's order); the others
         are not read (the read would return what the read that found them idle did, which the
-        session's last response carried). The results are taken as sent: the partitions read that have
-        nothing to send become idle. "Nothing to send" is a read with no error, no diverging
-        epoch and no records, whose fetch offset is the end offset of the fetch's isolation
-        (the log end offset for a follower, which must also be in the ISR; the high watermark
-        for a consumer): an empty read short of the end (the response's byte limit used up)
-        still has data to send.
+        session's last response carried). The results are taken as sent: the partitions read
+        that have nothing to send become idle. "Nothing to send" is a read with no error, no
+        diverging epoch and no records, whose fetch offset is the end offset of the fetch's
+        isolation (the log end offset for a follower, which must also be in the ISR; the high
+        watermark for a consumer): an empty read short of the end (the response's byte limit
+        used up) still has data to send.
         """
         if session is None:
             return self._read_partitions(params, fetch_infos, None)
@@ -500,12 +503,15 @@ class ReplicaManager:
             return woken
         partitions = self._partitions
         now = self._clock()
-        for tp, entry in list(session.idle.items()):
+        changed: list[TopicPartition] = []
+        for tp, entry in session.idle.items():
             partition = partitions.get(tp)
             if partition is None or partition.log.change_marker != entry.marker:
-                woken[tp] = session.wake(tp)
+                changed.append(tp)
             elif follower_id >= 0:
                 partition.update_idle_follower_fetch_state(follower_id, now)
+        for tp in changed:
+            woken[tp] = session.wake(tp)
         return woken
 
     def _read_partitions(

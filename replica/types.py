@@ -267,8 +267,9 @@ class LogReadResult(NamedTuple):
     error: Errors = Errors.NONE
     diverging_epoch: EpochEndOffset | None = None
 
-    def to_fetch_partition_data(self) -> FetchPartitionData:
-        """The fetch-response view of this result."""
+    def to_fetch_partition_data(self, to_follower: bool = True) -> FetchPartitionData:
+        """The fetch-response view of this result: with the leader's log end offset for a
+        follower's fetch (``to_follower``), UNKNOWN_OFFSET in its place for a consumer's."""
         info = self.info
         return FetchPartitionData(
             self.error,
@@ -277,7 +278,7 @@ class LogReadResult(NamedTuple):
             self.last_stable_offset,
             info.records,
             info.records_size,
-            self.leader_log_end_offset,
+            self.leader_log_end_offset if to_follower else UNKNOWN_OFFSET,
             self.diverging_epoch,
         )
 
