@@ -291,7 +291,8 @@ class KafkaApis:
         The timeout is not validated, as in Kafka: a negative one expires at once (an acks=-1
         produce waits for no replication). Per partition: not in the metadata cache ->
         UNKNOWN_TOPIC_OR_PARTITION; every other check (leadership, record size, internal
-        topics, min.insync.replicas) is the ReplicaManager's.
+        topics, min.insync.replicas, an idempotent producer's sequence) is the
+        ReplicaManager's.
         """
         with self._responding(request) as respond:
             body = self._body(request, ProduceRequest)
@@ -308,7 +309,9 @@ class KafkaApis:
             if not valid:
                 send({})
                 return
-            self.replica_manager.append_messages(body.timeout_ms, body.acks, valid, send)
+            self.replica_manager.append_messages(
+                body.timeout_ms, body.acks, valid, send, producers=body.producers
+            )
 
     # -- fetch ------------------------------------------------------------------------------
 

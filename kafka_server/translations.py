@@ -69,14 +69,9 @@ from apis import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from kafka_server.records import (
-    RecordsError,
-    UnsupportedCompressionError,
-    decode_records,
-    encode_batches,
-)
+from kafka_server.records import RecordsError, decode_produced_batch, encode_batches
 from replica.errors import Errors
-from replica.records import NO_TIMESTAMP, Record
+from replica.records import NO_PRODUCER_ID, NO_TIMESTAMP, ProducerBatchInfo, Record
 from replica.types import INTERNAL_TOPICS, IsolationLevel, TopicPartition
 
 __all__ = [
@@ -343,6 +338,7 @@ def _serve_produce(request: Any, version: int, ctx: BrokerContext, reply: Reply)
     order: list[TopicPartition] = []
     rejected: dict[TopicPartition, Errors | ErrorCode] = {}
     records: dict[TopicPartition, list[Record]] = {}
+    producers: dict[TopicPartition, ProducerBatchInfo] = {}
     for topic in request.topic_data:
         for partition in topic.partition_data:
             tp = TopicPartition(topic.name, partition.index)
@@ -351,11 +347,13 @@ def _serve_produce(request: Any, version: int, ctx: BrokerContext, reply: Reply)
                 rejected[tp] = ErrorCode.transactional_id_authorization_failed
                 continue
             try:
-                records[tp] = decode_records(partition.records or b"")
-            except UnsupportedCompressionError:
-                rejected[tp] = ErrorCode.unsupported_compression_type
-            except RecordsError:
-                rejected[tp] = Errors.CORRUPT_MESSAGE
+                batch = decode_produced_batch(partition.records or b"", version)
+            except RecordsError as exc:
+                rejected[tp] = exc.error
+                continue
+            records[tp] = batch.records
+            if batch.producer.producer_id != NO_PRODUCER_ID:
+                producers[tp] = batch.producer
 
     def answer(response: ProduceResponse | None) -> None:
         results = {} if response is None else response.responses
@@ -395,7 +393,7 @@ def _serve_produce(request: Any, version: int, ctx: BrokerContext, reply: Reply)
     if not records:
         answer(None)
         return
-    body = ProduceRequest(request.acks, _ms(request.timeout), records)
+    body = ProduceRequest(request.acks, _ms(request.timeout), records, producers)
     ctx.send(body, lambda response: answer(_checked(response, ProduceResponse)))
 
 

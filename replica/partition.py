@@ -32,7 +32,7 @@ from replica.errors import Errors
 from replica.exceptions import ApiError
 from replica.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from replica.log import Log
-from replica.records import NO_TIMESTAMP, Record, RecordBatch
+from replica.records import NO_TIMESTAMP, ProducerBatchInfo, Record, RecordBatch
 from replica.replica import Replica
 from replica.types import (
     EARLIEST_TIMESTAMP,
@@ -157,17 +157,22 @@ class Partition:
     # -- leader: appends, follower positions, ISR, high watermark ----------------------------
 
     def append_records_to_leader(
-        self, records: Sequence[Record], required_acks: int, now_ms: int
+        self,
+        records: Sequence[Record],
+        required_acks: int,
+        now_ms: int,
+        producer: ProducerBatchInfo | None = None,
     ) -> tuple[LogAppendInfo, bool]:
-        """Append ``records`` as one batch; return the append info and whether the high
+        """Append ``records`` as one batch (stamped by ``producer``, an idempotent producer,
+        if given: see ``Log.append_as_leader``); return the append info and whether the high
         watermark moved.
 
         Raises:
             ApiError: NOT_LEADER_OR_FOLLOWER if not the leader; NOT_ENOUGH_REPLICAS if
                 ``required_acks == -1`` and the ISR is smaller than min.insync.replicas
                 (capped at the replication factor; checked before appending); the log's
-                errors (INVALID_RECORD,
-                MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE).
+                errors (INVALID_RECORD, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
+                INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER).
         """
         if not self.is_leader:
             raise ApiError(
@@ -181,7 +186,7 @@ class Partition:
                 f"min.insync.replicas {self.effective_min_isr}",
             )
         append_time = now_ms if self._log_append_time else NO_TIMESTAMP
-        info = self.log.append_as_leader(records, self.leader_epoch, append_time)
+        info = self.log.append_as_leader(records, self.leader_epoch, append_time, producer)
         return info, self.maybe_increment_leader_hw()
 
     def update_follower_fetch_state(

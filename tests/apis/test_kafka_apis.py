@@ -81,6 +81,7 @@ def test_exception_after_responding_sends_no_second_response(
         _acks: int,
         entries: dict[TopicPartition, object],
         callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+        **_options: object,
     ) -> None:
         callback({tp: PartitionResponse(Errors.NONE, 0) for tp in entries})
         raise RuntimeError("after the fact")

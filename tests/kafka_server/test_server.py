@@ -14,6 +14,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kafka.record.memory_records import MemoryRecords
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
@@ -230,11 +231,12 @@ async def test_acks_0_gets_no_response_and_a_failed_one_closes(server: KafkaServ
     await stream.send_all(frame(18, 0, 2))
     assert (await read_response(stream, 18, 0))[0] == 2  # the produce got no response
     assert server.cluster.broker(leader).replica_manager.log_end_offset(_tp("zero", 0)) == 1
-    # acks=1 with corrupt records: answered CORRUPT_MESSAGE, nothing appended
+    # acks=1 with a truncated batch: answered INVALID_RECORD (no complete batch), nothing
+    # appended
     await stream.send_all(frame(0, 7, 3, _produce("zero", 1, records[:-2])))
     correlation_id, response = await read_response(stream, 0, 7)
     assert correlation_id == 3
-    assert response.responses[0].partition_responses[0].error_code == ErrorCode.corrupt_message
+    assert response.responses[0].partition_responses[0].error_code == ErrorCode.invalid_record
     # acks=0 with corrupt records: Kafka closes the connection so the producer notices
     await stream.send_all(frame(0, 7, 4, _produce("zero", 0, records[:-2])))
     assert await closed(stream)
@@ -276,3 +278,58 @@ async def test_a_stopped_broker_restarts_on_its_port(server: KafkaServer) -> Non
     await restarted.send_all(frame(3, 5, 2, metadata))
     _, response = await read_response(restarted, 3, 5)
     assert sorted(b.node_id for b in response.brokers) == [0, 1, 2]
+
+
+async def test_an_idempotent_producers_retry_is_appended_once(server: KafkaServer) -> None:
+    """InitProducerId, then the same batch twice (a retry after a lost response): the second
+    gets the first one's offset and appends nothing; a gap in the sequence is refused; a
+    fetch returns the batch with its producer's stamp."""
+    server.cluster.create_topic("idem", 1, 3)
+    leader = server.cluster.leader(_tp("idem", 0))
+    stream = await connect(server, leader)
+    init = load_request_schema(22, 4)(
+        transactional_id=None, transaction_timeout=datetime.timedelta(seconds=60),
+        producer_id=-1, producer_epoch=-1,
+    )  # fmt: skip
+    await stream.send_all(frame(22, 4, 1, init))
+    _, given_id = await read_response(stream, 22, 4)
+    producer_id, epoch = given_id.producer_id, given_id.producer_epoch
+
+    def stamped(base_sequence: int, count: int) -> bytes:
+        records = tuple(Record(None, b"v%d" % (base_sequence + i), 1) for i in range(count))
+        batch = RecordBatch(0, records, 100, -1, -1, producer_id, epoch, base_sequence)
+        return encode_batches([batch])
+
+    answers = []
+    for correlation_id, (sequence, count) in enumerate([(0, 2), (2, 1), (2, 1), (0, 2), (5, 1)]):
+        await stream.send_all(frame(0, 7, 10 + correlation_id, _produce(
+            "idem", -1, stamped(sequence, count))))  # fmt: skip
+        _, response = await read_response(stream, 0, 7)
+        part = response.responses[0].partition_responses[0]
+        answers.append((part.error_code, part.base_offset))
+    assert answers == [
+        (ErrorCode.none, 0),
+        (ErrorCode.none, 2),
+        (ErrorCode.none, 2),  # the retry: its first offset, nothing appended
+        (ErrorCode.none, 0),
+        (ErrorCode.out_of_order_sequence_number, -1),  # 3 and 4 never arrived
+    ]
+    assert server.cluster.broker(leader).replica_manager.log_end_offset(_tp("idem", 0)) == 3
+    fetch = load_request_schema(1, 11)
+    fetch_cls = _nested(fetch, "topics")
+    part_cls = _nested(fetch_cls, "partitions")
+    body = fetch(
+        replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=0, max_bytes=1 << 20,
+        isolation_level=0, session_id=0, session_epoch=-1,
+        topics=(fetch_cls(topic="idem", partitions=(part_cls(partition=0, current_leader_epoch=-1,
+            fetch_offset=0, log_start_offset=-1, partition_max_bytes=1 << 20),)),),
+        forgotten_topics_data=(), rack_id="",
+    )  # fmt: skip
+    await stream.send_all(frame(1, 11, 30, body))
+    _, fetched = await read_response(stream, 1, 11)
+    data = fetched.responses[0].partitions[0].records
+    batches = list(MemoryRecords(bytes(data)))
+    assert [(b.producer_id, b.base_sequence, b.base_offset) for b in batches] == [
+        (producer_id, 0, 0),
+        (producer_id, 2, 2),
+    ]
