@@ -15,7 +15,13 @@ from apis.controller_requests import (
 )
 from apis.errors import Errors
 from apis.exceptions import ApisError, RequestHeaderMismatchError
-from apis.fetch import FetchPartitionData, FetchRequest, FetchResponse, PartitionFetchInfo
+from apis.fetch import (
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+    PartitionFetchInfo,
+    fetch_error,
+)
 from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from apis.header import ApiKeys, RequestHeader
 from apis.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -109,4 +115,5 @@ __all__ = [
     "TopicMetadata",
     "UpdateMetadataRequest",
     "UpdateMetadataResponse",
+    "fetch_error",
 ]

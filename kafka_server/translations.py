@@ -68,11 +68,12 @@ from apis import (
     ResponseBody,
     SyncGroupRequest,
     SyncGroupResponse,
+    fetch_error,
 )
 from kafka_server.records import RecordsError, decode_produced_batch, encode_batches
 from replica.errors import Errors
 from replica.records import NO_PRODUCER_ID, NO_TIMESTAMP, ProducerBatchInfo, Record
-from replica.types import INTERNAL_TOPICS, IsolationLevel, TopicPartition
+from replica.types import INTERNAL_TOPICS, EpochEndOffset, IsolationLevel, TopicPartition
 
 __all__ = [
     "TRANSLATIONS",
@@ -410,82 +411,91 @@ def _checked(response: ResponseBody, kind: type[_R]) -> _R:
 
 
 def _serve_fetch(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
+    """A consumer's fetch, in a fetch session (KIP-227) if it asks for one (v7+): the broker's
+    ``FetchManager`` keeps the sessions, so an incremental fetch lists and gets back only
+    what changed. Topics are named by id from v13 (an unknown id: UNKNOWN_TOPIC_ID). A fetch
+    with ``replica_id >= 0`` claims to be a follower broker's: the brokers replicate in
+    process, so no wire peer is one; each partition gets NOT_LEADER_OR_FOLLOWER, as Kafka
+    answers a broker that is not a replica."""
     cls = _response_class(request, version)
     topic_cls = nested(cls, "responses")
     partition_cls = nested(topic_cls, "partitions")
     by_id = version >= 13
     isolation = _isolation_level(request)
-    session_id = getattr(request, "session_id", 0)
-    session_epoch = getattr(request, "session_epoch", -1)
-    if session_id != 0 or session_epoch not in (0, -1):
-        # No fetch session is ever created (every response says session id 0), so a client
-        # naming one has the wrong broker's: it starts over with a full fetch.
-        reply(
-            build(cls, throttle_time=_timedelta(0),
-                  error_code=ErrorCode.fetch_session_id_not_found, session_id=0, responses=())
-        )  # fmt: skip
-        return
-    order: list[tuple[Any, TopicPartition]] = []  # (the topic as the request named it, tp)
-    unknown_ids: set[TopicPartition] = set()
+
+    def topic_name(topic: Any) -> str | None:
+        return ctx.topic_name(topic.topic_id) if by_id else topic.topic
+
+    unknown: list[tuple[uuid.UUID, int]] = []  # partitions of topic ids no topic has
     fetch_data: dict[TopicPartition, PartitionFetchInfo] = {}
     for topic in request.topics:
-        key = topic.topic_id if by_id else topic.topic
-        name = ctx.topic_name(topic.topic_id) if by_id else topic.topic
+        name = topic_name(topic)
         for partition in topic.partitions:
-            tp = TopicPartition(name or "", partition.partition)
-            order.append((key, tp))
             if name is None:
-                unknown_ids.add(tp)
+                unknown.append((topic.topic_id, partition.partition))
                 continue
             epoch = getattr(partition, "current_leader_epoch", -1)
-            fetch_data[tp] = PartitionFetchInfo(
+            last_fetched = getattr(partition, "last_fetched_epoch", -1)
+            fetch_data[TopicPartition(name, partition.partition)] = PartitionFetchInfo(
                 partition.fetch_offset,
                 partition.partition_max_bytes,
                 None if epoch < 0 else epoch,
+                last_fetched_epoch=None if last_fetched < 0 else last_fetched,
             )
+    forgotten = [
+        TopicPartition(name, index)
+        for topic in getattr(request, "forgotten_topics_data", ())
+        if (name := topic_name(topic)) is not None
+        for index in topic.partitions
+    ]
 
-    def answer(response: FetchResponse | None) -> None:
-        results = {} if response is None else response.responses
+    def key(tp: TopicPartition) -> Any:
+        """How the response names the topic: by id from v13, else by name."""
+        return ctx.topic_id(tp.topic) if by_id else tp.topic
+
+    def answer(response: FetchResponse) -> None:
         by_topic: dict[Any, list[Any]] = {}
-        for key, tp in order:
-            data = results.get(tp) if tp not in unknown_ids else None
-            if data is None:
-                error = (
-                    ErrorCode.unknown_topic_id
-                    if tp in unknown_ids
-                    else _code(response.error if response else Errors.UNKNOWN_SERVER_ERROR)
+        for tp, data in response.responses.items():
+            diverging = data.diverging_epoch
+            by_topic.setdefault(key(tp), []).append(
+                build(
+                    partition_cls,
+                    partition_index=tp.partition,
+                    error_code=_code(data.error),
+                    high_watermark=data.high_watermark,
+                    last_stable_offset=data.last_stable_offset,
+                    log_start_offset=data.log_start_offset,
+                    aborted_transactions=None,
+                    records=encode_batches(data.records),
+                    **(
+                        {}
+                        if diverging is None
+                        else {"diverging_epoch": _epoch_end_offset(partition_cls, diverging)}
+                    ),
                 )
-                fields: dict[str, Any] = {
-                    "error_code": error, "high_watermark": -1, "records": b"",
-                }  # fmt: skip
-            else:
-                fields = {
-                    "error_code": _code(data.error),
-                    "high_watermark": data.high_watermark,
-                    "last_stable_offset": data.last_stable_offset,
-                    "log_start_offset": data.log_start_offset,
-                    "records": encode_batches(data.records),
-                }
-            by_topic.setdefault(key, []).append(
-                build(partition_cls, partition_index=tp.partition, aborted_transactions=None,
-                      **fields)
+            )
+        for topic_id, index in unknown:
+            by_topic.setdefault(topic_id, []).append(
+                build(partition_cls, partition_index=index, error_code=ErrorCode.unknown_topic_id,
+                      high_watermark=-1, aborted_transactions=None, records=b"")
             )  # fmt: skip
         name_field = "topic_id" if by_id else "topic"
         reply(
             build(
                 cls,
                 throttle_time=_timedelta(0),
-                error_code=_code(response.error if response else Errors.NONE),
-                session_id=0,
+                error_code=_code(response.error),
+                session_id=response.session_id,
                 responses=tuple(
-                    build(topic_cls, **{name_field: key}, partitions=tuple(parts))
-                    for key, parts in by_topic.items()
+                    build(topic_cls, **{name_field: name}, partitions=tuple(parts))
+                    for name, parts in by_topic.items()
                 ),
             )
         )
 
-    if not fetch_data:
-        answer(None)
+    if request.replica_id >= 0:
+        refused = fetch_error(Errors.NOT_LEADER_OR_FOLLOWER)
+        answer(FetchResponse(Errors.NONE, dict.fromkeys(fetch_data, refused)))
         return
     body = FetchRequest(
         fetch_data=fetch_data,
@@ -493,8 +503,18 @@ def _serve_fetch(request: Any, version: int, ctx: BrokerContext, reply: Reply) -
         min_bytes=request.min_bytes,
         max_bytes=getattr(request, "max_bytes", 0x7FFFFFFF),
         isolation_level=isolation,
+        session_id=getattr(request, "session_id", 0),
+        session_epoch=getattr(request, "session_epoch", -1),
+        forgotten=forgotten,
     )
     ctx.send(body, lambda response: answer(_checked(response, FetchResponse)))
+
+
+def _epoch_end_offset(partition_cls: type, diverging: EpochEndOffset) -> Any:
+    """A fetch response partition's ``diverging_epoch`` (v12+)."""
+    return nested(partition_cls, "diverging_epoch")(
+        epoch=diverging.leader_epoch, end_offset=diverging.end_offset
+    )
 
 
 # -- ListOffsets (2) --------------------------------------------------------------------------

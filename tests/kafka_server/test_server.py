@@ -7,6 +7,7 @@ import datetime
 import io
 import socket
 import struct
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,7 +23,7 @@ from kio.serial import entity_reader, entity_writer
 from apis import MetadataRequest
 from kafka_server import TRANSLATIONS, KafkaServer, ServerThread
 from kafka_server.records import encode_batches
-from kafka_server.translations import Translation, nested
+from kafka_server.translations import Translation, build, nested
 from replica.records import Record, RecordBatch
 from replica.types import TopicPartition
 
@@ -333,3 +334,119 @@ async def test_an_idempotent_producers_retry_is_appended_once(server: KafkaServe
         (producer_id, 0, 0),
         (producer_id, 2, 2),
     ]
+
+
+def _fetch_request(version: int, topic: Any, *partitions: dict[str, Any], **fields: Any) -> Any:
+    """A Fetch request of ``version`` for ``topic`` (a name, or an id from v13) with one entry
+    per ``partitions`` item (``partition`` and ``fetch_offset`` required)."""
+    schema = load_request_schema(1, version)
+    topic_cls = nested(schema, "topics")
+    part_cls = nested(topic_cls, "partitions")
+    parts = tuple(
+        build(part_cls, **{"current_leader_epoch": -1, "log_start_offset": -1,
+                           "last_fetched_epoch": -1, "partition_max_bytes": 1 << 20, **p})
+        for p in partitions
+    )  # fmt: skip
+    name = {"topic_id" if version >= 13 else "topic": topic}
+    values = {
+        "replica_id": -1, "max_wait": datetime.timedelta(0), "min_bytes": 0,
+        "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+        "topics": (build(topic_cls, **name, partitions=parts),) if parts else (),
+        "forgotten_topics_data": (), "rack_id": "", **fields,
+    }  # fmt: skip
+    return build(schema, **values)
+
+
+async def _fetch(stream: trio.SocketStream, version: int, request: Any) -> Any:
+    await stream.send_all(frame(1, version, 1, request))
+    return (await read_response(stream, 1, version))[1]
+
+
+async def _produce_one(stream: trio.SocketStream, topic: str, value: bytes) -> None:
+    records = encode_batches([RecordBatch(0, (Record(None, value, 1),), 70)])
+    await stream.send_all(frame(0, 7, 2, _produce(topic, -1, records)))
+    _, response = await read_response(stream, 0, 7)
+    assert response.responses[0].partition_responses[0].error_code == ErrorCode.none
+
+
+async def test_fetch_sessions_over_the_wire(nursery: trio.Nursery) -> None:
+    """A v13 consumer fetch asks for a session (epoch 0) and gets one; its incremental fetches
+    list nothing and get back only the partitions with news; a wrong epoch is refused."""
+    server: KafkaServer = await nursery.start(KafkaServer(1).serve)
+    server.cluster.create_topic("sess", 2, 1)
+    topic_id = server.topic_id("sess")
+    stream = await connect(server, 0)
+    full = await _fetch(stream, 13, _fetch_request(
+        13, topic_id, {"partition": 0, "fetch_offset": 0}, {"partition": 1, "fetch_offset": 0},
+        session_epoch=0))  # fmt: skip
+    session_id = full.session_id
+    assert full.error_code == ErrorCode.none and session_id != 0
+    assert [p.partition_index for p in full.responses[0].partitions] == [0, 1]
+    await _produce_one(stream, "sess", b"news")  # to partition 0
+    incremental = await _fetch(stream, 13, _fetch_request(
+        13, topic_id, session_id=session_id, session_epoch=1))  # fmt: skip
+    assert incremental.session_id == session_id
+    [topic] = incremental.responses
+    assert topic.topic_id == topic_id
+    assert [p.partition_index for p in topic.partitions] == [0]
+    assert [r.value for r in next(iter(MemoryRecords(bytes(topic.partitions[0].records))))] == [
+        b"news"
+    ]
+    # the consumer moves its position on partition 0: only that changed fetch data is sent
+    quiet = await _fetch(stream, 13, _fetch_request(
+        13, topic_id, {"partition": 0, "fetch_offset": 1}, session_id=session_id,
+        session_epoch=2))  # fmt: skip
+    assert quiet.error_code == ErrorCode.none and quiet.responses == ()
+    # epoch 2 again where 3 is due
+    stale = await _fetch(stream, 13, _fetch_request(
+        13, topic_id, session_id=session_id, session_epoch=2))  # fmt: skip
+    assert stale.error_code == ErrorCode.invalid_fetch_session_epoch
+    unknown = await _fetch(stream, 13, _fetch_request(
+        13, uuid.uuid4(), {"partition": 0, "fetch_offset": 0}))  # fmt: skip
+    assert unknown.responses[0].partitions[0].error_code == ErrorCode.unknown_topic_id
+
+
+async def test_a_fetch_whose_last_fetched_epoch_diverges_gets_the_diverging_epoch(
+    server: KafkaServer,
+) -> None:
+    """Fetch v12+ carries the epoch of the consumer's last record (KIP-320): a log that does
+    not continue it to the fetch offset is answered with where that epoch ends."""
+    server.cluster.create_topic("div", 1, 3)
+    first = server.cluster.leader(_tp("div", 0))
+    stream = await connect(server, first)
+    for value in (b"a", b"b"):
+        await _produce_one(stream, "div", value)  # epoch 0: offsets 0 and 1
+    server.stop_broker(first)
+    second = server.cluster.leader(_tp("div", 0))
+    stream = await connect(server, second)
+    for value in (b"c", b"d"):
+        await _produce_one(stream, "div", value)  # epoch 1: offsets 2 and 3
+    for version in (12, 13):
+        topic = server.topic_id("div") if version >= 13 else "div"
+        past = {"partition": 0, "fetch_offset": 3, "last_fetched_epoch": 0}
+        response = await _fetch(stream, version, _fetch_request(version, topic, past))
+        part = response.responses[0].partitions[0]
+        assert part.error_code == ErrorCode.none and part.records in (b"", None)
+        assert (part.diverging_epoch.epoch, part.diverging_epoch.end_offset) == (0, 2)
+        at_end = {"partition": 0, "fetch_offset": 2, "last_fetched_epoch": 0}
+        response = await _fetch(stream, version, _fetch_request(version, topic, at_end))
+        part = response.responses[0].partitions[0]
+        assert part.diverging_epoch.epoch == -1  # epoch 0 reaches offset 2: no divergence
+        assert [r.value for b in MemoryRecords(bytes(part.records)) for r in b] == [b"c", b"d"]
+
+
+async def test_a_fetch_claiming_to_be_a_broker_reads_nothing(server: KafkaServer) -> None:
+    """Followers replicate in process: a wire fetch with replica_id >= 0 gets
+    NOT_LEADER_OR_FOLLOWER and moves no follower's state."""
+    server.cluster.create_topic("peer", 1, 3)
+    leader = server.cluster.leader(_tp("peer", 0))
+    follower = next(b for b in server.cluster.brokers if b != leader)
+    stream = await connect(server, leader)
+    await _produce_one(stream, "peer", b"x")
+    partition = server.cluster.broker(leader).replica_manager.partitions[_tp("peer", 0)]
+    assert partition.remote_replicas[follower].log_end_offset == 1
+    # as the follower, from offset 0: had it been taken, the follower would be behind again
+    request = _fetch_request(11, "peer", {"partition": 0, "fetch_offset": 0}, replica_id=follower)
+    part = (await _fetch(stream, 11, request)).responses[0].partitions[0]
+    assert part.error_code == ErrorCode.not_leader_or_follower and not part.records
+    assert partition.remote_replicas[follower].log_end_offset == 1
