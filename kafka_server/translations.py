@@ -236,13 +236,44 @@ def api_versions_response(version: int, error: ErrorCode = ErrorCode.none) -> An
     return build(cls, error_code=error, api_keys=keys, throttle_time=_timedelta(0))
 
 
+_SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
 def _serve_api_versions(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
-    reply(api_versions_response(version))
+    """The served APIs; from v3 the client names its software, and a name or version that
+    is not Kafka's pattern (letters, digits, '-' and '.', starting and ending with a letter or
+    digit) is answered INVALID_REQUEST with no APIs, as Kafka answers it."""
+    software = (
+        getattr(request, "client_software_name", "a"),
+        getattr(request, "client_software_version", "1"),
+    )
+    if all(_SOFTWARE_NAME_OR_VERSION.fullmatch(text) for text in software):
+        reply(api_versions_response(version))
+        return
+    cls = load_response_schema(18, version)
+    reply(build(cls, error_code=ErrorCode.invalid_request, api_keys=(),
+                throttle_time=_timedelta(0)))  # fmt: skip
 
 
 # -- Metadata (3) -----------------------------------------------------------------------------
 
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def _operations(*codes: int) -> int:
+    """A set of ACL operation codes as Kafka's 32-bit field (bit ``code`` set per code)."""
+    return sum(1 << code for code in codes)
+
+
+#: What Kafka reports as authorized on a topic with no authorizer: every operation a topic
+#: supports (READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
+#: ALTER_CONFIGS 11).
+_TOPIC_OPERATIONS = _operations(3, 4, 5, 6, 7, 8, 10, 11)
+#: ... and on the cluster (CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
+#: ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12).
+_CLUSTER_OPERATIONS = _operations(5, 7, 8, 9, 10, 11, 12)
+#: The authorized-operations value of a request that did not ask for them.
+_NOT_REQUESTED = -(2**31)
 
 
 def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
@@ -267,6 +298,17 @@ def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply
     wanted = None if names is None else [n for n in names if n not in invalid]
     if wanted and getattr(request, "allow_auto_topic_creation", True):
         ctx.auto_create([n for n in wanted if n not in INTERNAL_TOPICS])
+    # No authorizer: everything is allowed, as Kafka reports it when asked (v8+).
+    topic_operations = (
+        _TOPIC_OPERATIONS
+        if getattr(request, "include_topic_authorized_operations", False)
+        else _NOT_REQUESTED
+    )
+    cluster_operations = (
+        _CLUSTER_OPERATIONS
+        if getattr(request, "include_cluster_authorized_operations", False)
+        else _NOT_REQUESTED
+    )
 
     def answer(response: ResponseBody) -> None:
         assert isinstance(response, MetadataResponse)
@@ -299,19 +341,20 @@ def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply
                     )
                     for index, p in meta.partitions.items()
                 ),
-                topic_authorized_operations=-2147483648,
+                topic_authorized_operations=topic_operations,
             )
             for name, meta in response.topics.items()
         ]
         topics += [
             build(topic_cls, error_code=ErrorCode.invalid_topic_exception, name=name,
-                  topic_id=uuid.UUID(int=0), partitions=())
+                  topic_id=uuid.UUID(int=0), partitions=(),
+                  topic_authorized_operations=topic_operations)
             for name in invalid
         ]  # fmt: skip
         unnamed = None if _nullable(topic_cls, "name") else ""
         topics += [
             build(topic_cls, error_code=ErrorCode.unknown_topic_id, name=unnamed,
-                  topic_id=topic_id, partitions=())
+                  topic_id=topic_id, partitions=(), topic_authorized_operations=_NOT_REQUESTED)
             for topic_id in unknown_ids
         ]  # fmt: skip
         reply(
@@ -322,7 +365,7 @@ def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply
                 cluster_id=ctx.cluster_id(),
                 controller_id=response.controller_id,
                 topics=tuple(topics),
-                cluster_authorized_operations=-2147483648,
+                cluster_authorized_operations=cluster_operations,
             )
         )
 
@@ -807,24 +850,25 @@ _MAX_PRODUCER_EPOCH = 32767
 
 
 def _serve_init_producer_id(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
-    """A producer id for an idempotent producer (no transactions: a transactional id is
-    refused). Given its current id and epoch (v3+), the producer gets the next epoch of the
-    same id, or a new id when the epoch is exhausted. Sequence numbers are not checked: a
-    retried batch may be appended twice (see docs/server.md)."""
+    """A producer id for an idempotent producer: as Kafka's transaction coordinator does for a
+    request without a transactional id, a new id with epoch 0 every time, whatever id and
+    epoch the request carries (v3+; an idempotent producer bumps its epoch itself). A
+    transactional id is refused (no transactions are served), an empty one is INVALID_REQUEST.
+    The producer's batches are then checked and deduplicated by each partition's log (see
+    :mod:`replica.producer_state`)."""
     cls = _response_class(request, version)
-    if request.transactional_id is not None:
-        reply(build(cls, throttle_time=_timedelta(0),
-                    error_code=ErrorCode.transactional_id_authorization_failed,
-                    producer_id=-1, producer_epoch=-1))  # fmt: skip
-        return
-    producer_id = getattr(request, "producer_id", -1)
-    epoch = getattr(request, "producer_epoch", -1)
-    if producer_id >= 0 and 0 <= epoch < _MAX_PRODUCER_EPOCH - 1:
-        epoch += 1
+
+    def answer(error: ErrorCode, producer_id: int = -1, epoch: int = -1) -> None:
+        reply(build(cls, throttle_time=_timedelta(0), error_code=error,
+                    producer_id=producer_id, producer_epoch=epoch))  # fmt: skip
+
+    transactional_id = request.transactional_id
+    if transactional_id is None:
+        answer(ErrorCode.none, ctx.allocate_producer_id(), 0)
+    elif not transactional_id:
+        answer(ErrorCode.invalid_request)
     else:
-        producer_id, epoch = ctx.allocate_producer_id(), 0
-    reply(build(cls, throttle_time=_timedelta(0), error_code=ErrorCode.none,
-                producer_id=producer_id, producer_epoch=epoch))  # fmt: skip
+        answer(ErrorCode.transactional_id_authorization_failed)
 
 
 TRANSLATIONS: Mapping[int, Translation] = {

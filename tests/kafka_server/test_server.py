@@ -20,7 +20,8 @@ from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
-from apis import MetadataRequest
+from apis import KafkaConfig, MetadataRequest
+from coordinator import GroupConfig
 from kafka_server import TRANSLATIONS, KafkaServer, ServerThread
 from kafka_server.records import encode_batches
 from kafka_server.translations import Translation, build, nested
@@ -450,3 +451,97 @@ async def test_a_fetch_claiming_to_be_a_broker_reads_nothing(server: KafkaServer
     part = (await _fetch(stream, 11, request)).responses[0].partitions[0]
     assert part.error_code == ErrorCode.not_leader_or_follower and not part.records
     assert partition.remote_replicas[follower].log_end_offset == 1
+
+
+async def test_api_versions_refuses_a_malformed_client_software_name(
+    server: KafkaServer,
+) -> None:
+    stream = await connect(server)
+    for number, (name, software_version) in enumerate([("my app", "1.0"), ("app", "-1")]):
+        request = load_request_schema(18, 3)(
+            client_software_name=name, client_software_version=software_version
+        )
+        await stream.send_all(frame(18, 3, number, request))
+        _, response = await read_response(stream, 18, 3)
+        assert (response.error_code, response.api_keys) == (ErrorCode.invalid_request, ())
+    request = load_request_schema(18, 3)(
+        client_software_name="confluent-kafka-python", client_software_version="2.16.1-rdkafka"
+    )
+    await stream.send_all(frame(18, 3, 9, request))
+    _, response = await read_response(stream, 18, 3)
+    assert response.error_code == ErrorCode.none and response.api_keys
+
+
+async def test_metadata_reports_authorized_operations_when_asked(server: KafkaServer) -> None:
+    """No authorizer: every operation a topic (or the cluster) supports, as Kafka says;
+    INT32_MIN when not asked."""
+    server.cluster.create_topic("ops", 1, 3)
+    stream = await connect(server)
+    schema = load_request_schema(3, 8)
+    topic_cls = nested(schema, "topics")
+    for asked in (True, False):
+        request = schema(
+            topics=(topic_cls(name="ops"),), allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=asked,
+            include_topic_authorized_operations=asked,
+        )  # fmt: skip
+        await stream.send_all(frame(3, 8, 1, request))
+        _, response = await read_response(stream, 3, 8)
+        topic_ops = response.topics[0].topic_authorized_operations
+        cluster_ops = response.cluster_authorized_operations
+        if not asked:
+            assert topic_ops == cluster_ops == -(2**31)
+            continue
+        # READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
+        assert {bit for bit in range(32) if topic_ops >> bit & 1} == {3, 4, 5, 6, 7, 8, 10, 11}
+        # CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE
+        assert {bit for bit in range(32) if cluster_ops >> bit & 1} == {5, 7, 8, 9, 10, 11, 12}
+
+
+async def test_init_producer_id_gives_a_new_id_as_kafka_does_without_transactions(
+    server: KafkaServer,
+) -> None:
+    stream = await connect(server)
+    schema = load_request_schema(22, 4)
+    seen = []
+    for number, (transactional_id, producer_id, epoch) in enumerate(
+        [(None, -1, -1), (None, -1, -1), (None, 0, 3), ("", -1, -1), ("tx", -1, -1)]
+    ):
+        request = schema(
+            transactional_id=transactional_id, transaction_timeout=datetime.timedelta(seconds=60),
+            producer_id=producer_id, producer_epoch=epoch,
+        )  # fmt: skip
+        await stream.send_all(frame(22, 4, number, request))
+        _, response = await read_response(stream, 22, 4)
+        seen.append((response.error_code, response.producer_id, response.producer_epoch))
+    assert seen == [
+        (ErrorCode.none, 0, 0),
+        (ErrorCode.none, 1, 0),
+        (ErrorCode.none, 2, 0),  # its old id and epoch do not matter
+        (ErrorCode.invalid_request, -1, -1),
+        (ErrorCode.transactional_id_authorization_failed, -1, -1),
+    ]
+
+
+async def test_a_member_id_starts_with_the_client_id_and_records_the_client_address(
+    nursery: trio.Nursery,
+) -> None:
+    config = KafkaConfig(group=GroupConfig(group_initial_rebalance_delay_ms=0))
+    server: KafkaServer = await nursery.start(KafkaServer(3, config=config).serve)
+    group = "addressed"
+    coordinator = server.cluster.coordinator(group)
+    stream = await connect(server, coordinator)
+    schema = load_request_schema(11, 3)  # before v4: no MEMBER_ID_REQUIRED round
+    protocol_cls = nested(schema, "protocols")
+    request = schema(
+        group_id=group, session_timeout=datetime.timedelta(seconds=10),
+        rebalance_timeout=datetime.timedelta(seconds=10), member_id="",
+        protocol_type="consumer", protocols=(protocol_cls(name="range", metadata=b"m"),),
+    )  # fmt: skip
+    await stream.send_all(frame(11, 3, 1, request))
+    _, response = await read_response(stream, 11, 3)
+    assert response.error_code == ErrorCode.none
+    assert response.member_id.startswith("test-")  # the client id of every test frame
+    held = server.cluster.broker(coordinator).group_coordinator.group(group)
+    assert held is not None
+    assert held.get(response.member_id).client_host == "/127.0.0.1"
