@@ -54,11 +54,19 @@ from apis.offset_commit import (
     OffsetCommitResponse,
 )
 from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition
+from apis.offset_for_leader_epoch import (
+    DEBUGGING_REPLICA_ID,
+    OffsetForLeaderEpochPartition,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderEpochResult,
+)
 from apis.produce import PartitionResponse, ProduceRequest, ProduceResponse
 from apis.request_channel import Request, RequestBody, RequestChannel, Response, ResponseBody
 from apis.sync_group import SyncGroupRequest, SyncGroupResponse
 
 __all__ = [
+    "DEBUGGING_REPLICA_ID",
     "EARLIEST_TIMESTAMP",
     "LATEST_TIMESTAMP",
     "ApiKeys",
@@ -96,6 +104,10 @@ __all__ = [
     "OffsetFetchRequest",
     "OffsetFetchResponse",
     "OffsetFetchResponsePartition",
+    "OffsetForLeaderEpochPartition",
+    "OffsetForLeaderEpochRequest",
+    "OffsetForLeaderEpochResponse",
+    "OffsetForLeaderEpochResult",
     "PartitionFetchInfo",
     "PartitionMetadata",
     "PartitionResponse",

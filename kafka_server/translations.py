@@ -41,6 +41,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from apis import (
+    DEBUGGING_REPLICA_ID,
     FetchRequest,
     FetchResponse,
     FindCoordinatorRequest,
@@ -61,6 +62,9 @@ from apis import (
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    OffsetForLeaderEpochPartition,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
     PartitionFetchInfo,
     ProduceRequest,
     ProduceResponse,
@@ -606,6 +610,49 @@ def _serve_list_offsets(request: Any, version: int, ctx: BrokerContext, reply: R
     )
 
 
+# -- OffsetForLeaderEpoch (23) ----------------------------------------------------------------
+
+
+def _serve_offset_for_leader_epoch(
+    request: Any, version: int, ctx: BrokerContext, reply: Reply
+) -> None:
+    """Where each asked-for epoch ends in the partition's log (a consumer validating its
+    position after a leader change, KIP-320). A v2 request carries no replica id and, as in
+    Kafka, counts as the debugging replica's, which any replica answers."""
+    cls = _response_class(request, version)
+    topic_cls = nested(cls, "topics")
+    partition_cls = nested(topic_cls, "partitions")
+    epochs = {
+        TopicPartition(topic.topic, p.partition): OffsetForLeaderEpochPartition(
+            p.leader_epoch, None if p.current_leader_epoch < 0 else p.current_leader_epoch
+        )
+        for topic in request.topics
+        for p in topic.partitions
+    }
+
+    def answer(response: ResponseBody) -> None:
+        results = _checked(response, OffsetForLeaderEpochResponse).responses
+        by_topic: dict[str, list[Any]] = {}
+        for tp, result in results.items():
+            by_topic.setdefault(tp.topic, []).append(
+                build(partition_cls, error_code=_code(result.error), partition=tp.partition,
+                      leader_epoch=result.leader_epoch, end_offset=result.end_offset)
+            )  # fmt: skip
+        reply(
+            build(
+                cls,
+                throttle_time=_timedelta(0),
+                topics=tuple(
+                    build(topic_cls, topic=name, partitions=tuple(parts))
+                    for name, parts in by_topic.items()
+                ),
+            )
+        )
+
+    replica_id = getattr(request, "replica_id", DEBUGGING_REPLICA_ID)
+    ctx.send(OffsetForLeaderEpochRequest(epochs, replica_id), answer)
+
+
 # -- FindCoordinator (10) ---------------------------------------------------------------------
 
 
@@ -887,6 +934,7 @@ TRANSLATIONS: Mapping[int, Translation] = {
         Translation(14, "SyncGroup", 0, 5, _serve_sync_group),
         Translation(18, "ApiVersions", 0, 4, _serve_api_versions),
         Translation(22, "InitProducerId", 0, 4, _serve_init_producer_id),
+        Translation(23, "OffsetForLeaderEpoch", 2, 4, _serve_offset_for_leader_epoch),
     )
 }
 """Every API served over the wire, by API key (ApiVersions advertises exactly these)."""

@@ -79,6 +79,7 @@ from replica.types import (
     IsolationLevel,
     ListOffsetsResult,
     LogReadResult,
+    OffsetForLeaderEpochResult,
     PartitionFetchInfo,
     PartitionResponse,
     PartitionState,
@@ -694,6 +695,33 @@ class ReplicaManager:
             return partition.fetch_offset_for_timestamp(timestamp, isolation, current_leader_epoch)
         except ApiError as e:
             return ListOffsetsResult(e.error)
+
+    def last_offset_for_leader_epoch(
+        self,
+        topic_partition: TopicPartition,
+        leader_epoch: int,
+        *,
+        current_leader_epoch: int | None = None,
+        fetch_only_from_leader: bool = True,
+    ) -> OffsetForLeaderEpochResult:
+        """Answer one partition of an OffsetForLeaderEpoch request, now (Kafka's
+        ``lastOffsetForLeaderEpoch``; see :meth:`Partition.last_offset_for_leader_epoch`).
+        ``fetch_only_from_leader`` is False only for Kafka's debugging replica id, which any
+        replica answers.
+
+        Errors come back in the result, never raised: UNKNOWN_TOPIC_OR_PARTITION /
+        NOT_LEADER_OR_FOLLOWER (not hosted, see :meth:`partition_or_error`), and the
+        partition's (not the leader, a fenced or unknown ``current_leader_epoch``).
+        """
+        partition = self.partition_or_error(topic_partition)
+        if isinstance(partition, Errors):
+            return OffsetForLeaderEpochResult(partition)
+        try:
+            return partition.last_offset_for_leader_epoch(
+                current_leader_epoch, leader_epoch, fetch_only_from_leader
+            )
+        except ApiError as e:
+            return OffsetForLeaderEpochResult(e.error)
 
     # -- state changes ----------------------------------------------------------------------
 
