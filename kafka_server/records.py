@@ -15,8 +15,9 @@ and record layout is assembled here rather than with ``kio.records`` because kio
 record timestamps truncated to whole seconds, refuses ``NO_TIMESTAMP`` (-1), writes them
 through floats (losing a millisecond now and then) and knows no compression.
 
-Compression: gzip (stdlib), snappy (raw and the xerial framing Java clients write), lz4
-(frame format) and zstd (from Produce v7, as in Kafka) through ``cramjam``.
+Compression: gzip (stdlib ``zlib``), snappy (raw and the xerial framing Java clients write),
+lz4 (frame format) and zstd (from Produce v7, as in Kafka) through ``cramjam``, each bounded by
+the most bytes the batch may decompress to.
 
 What a bad ``records`` field gets, per partition (Kafka's codes; never a crash): each is a
 :class:`RecordsError` whose :attr:`~RecordsError.error` is the code.
@@ -30,7 +31,10 @@ What a bad ``records`` field gets, per partition (Kafka's codes; never a crash):
 * UNSUPPORTED_COMPRESSION_TYPE (:class:`UnsupportedCompressionError`): an unknown codec, or
   zstd before Produce v7;
 * TRANSACTIONAL_ID_AUTHORIZATION_FAILED (:class:`TransactionalRecordsError`): a transactional
-  batch (transactions are not served).
+  batch (transactions are not served);
+* MESSAGE_TOO_LARGE (:class:`MessageTooLargeError`): a compressed batch that decompresses to
+  more than the broker's ``message.max.bytes`` (decompression stops there: a small batch
+  cannot make the server allocate without bound).
 
 Bytes after the one complete batch that do not make a second one are ignored, as Kafka trims
 them.
@@ -38,7 +42,6 @@ them.
 
 from __future__ import annotations
 
-import gzip
 import io
 import zlib
 from collections.abc import Callable, Iterable
@@ -73,6 +76,7 @@ from replica.records import NO_TIMESTAMP, ProducerBatchInfo, Record, RecordBatch
 __all__ = [
     "CorruptRecordsError",
     "InvalidRecordError",
+    "MessageTooLargeError",
     "ProducedBatch",
     "RecordsError",
     "TransactionalRecordsError",
@@ -125,6 +129,13 @@ class UnsupportedCompressionError(RecordsError):
     error = ErrorCode.unsupported_compression_type
 
 
+class MessageTooLargeError(RecordsError):
+    """A compressed batch that decompresses to more than ``message.max.bytes``:
+    MESSAGE_TOO_LARGE (the log would refuse it; it is not decompressed further)."""
+
+    error = ErrorCode.message_too_large
+
+
 class TransactionalRecordsError(RecordsError):
     """A transactional batch: TRANSACTIONAL_ID_AUTHORIZATION_FAILED (no transactions here)."""
 
@@ -138,9 +149,22 @@ class ProducedBatch(NamedTuple):
     producer: ProducerBatchInfo
 
 
-def _snappy(data: bytes) -> bytes:
+def _gzip(data: bytes, limit: int) -> bytes:
+    out = bytearray()
+    while data:
+        stream = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        out += stream.decompress(data, limit + 1 - len(out))
+        if len(out) > limit:
+            raise MessageTooLargeError(f"a gzip batch decompresses to more than {limit} bytes")
+        if not stream.eof:
+            raise InvalidRecordError("truncated gzip stream")
+        data = stream.unused_data  # another gzip member follows
+    return bytes(out)
+
+
+def _snappy(data: bytes, limit: int) -> bytes:
     if not data.startswith(_XERIAL_MAGIC):
-        return bytes(cramjam.snappy.decompress_raw(data))
+        return _snappy_block(data, limit)
     # xerial framing: 8-byte magic, two 4-byte versions, then (4-byte length, raw block)*.
     out = bytearray()
     position = 16
@@ -149,23 +173,57 @@ def _snappy(data: bytes) -> bytes:
         block = data[position + 4 : position + 4 + length]
         if length < 0 or len(block) != length:
             raise InvalidRecordError("truncated xerial snappy block")
-        out += bytes(cramjam.snappy.decompress_raw(block))
+        out += _snappy_block(block, limit - len(out))
         position += 4 + length
     return bytes(out)
 
 
-_DECOMPRESSORS: dict[int, Callable[[bytes], bytes]] = {
-    1: gzip.decompress,
+def _snappy_block(block: bytes, limit: int) -> bytes:
+    if cramjam.snappy.decompress_raw_len(block) > limit:
+        raise MessageTooLargeError(f"a snappy batch decompresses to more than {limit} bytes")
+    return bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _into(decompress_into: Callable[[bytes, bytearray], int]) -> Callable[[bytes, int], bytes]:
+    """A bounded decompressor from cramjam's ``decompress_into``, which fails when its output
+    buffer is too small: it tries growing buffers, up to ``limit + 1`` bytes."""
+
+    def decompress(data: bytes, limit: int) -> bytes:
+        size = min(limit + 1, max(1 << 16, 8 * len(data)))
+        while True:
+            out = bytearray(size)
+            try:
+                return bytes(out[: decompress_into(data, out)])
+            except cramjam.DecompressionError as exc:
+                full = "whole buffer" in str(exc)  # cramjam's words for a full output buffer
+                if size > limit:
+                    if full:
+                        raise MessageTooLargeError(
+                            f"a batch decompresses to more than {limit} bytes"
+                        ) from exc
+                    raise
+                if not full:
+                    raise
+            size = min(limit + 1, size * 8)
+
+    return decompress
+
+
+_DECOMPRESSORS: dict[int, Callable[[bytes, int], bytes]] = {
+    1: _gzip,
     2: _snappy,
-    3: lambda data: bytes(cramjam.lz4.decompress(data)),
-    4: lambda data: bytes(cramjam.zstd.decompress(data)),
+    3: _into(cramjam.lz4.decompress_into),
+    4: _into(cramjam.zstd.decompress_into),
 }
-"""Kafka's ``CompressionType`` ids (attributes bits 0-2) to decompressors; 0 is none."""
+"""Kafka's ``CompressionType`` ids (attributes bits 0-2) to decompressors taking the data and
+the most bytes it may decompress to; 0 is none."""
 
 
-def decode_produced_batch(data: bytes, version: int) -> ProducedBatch:
+def decode_produced_batch(data: bytes, version: int, max_bytes: int) -> ProducedBatch:
     """The records of the one v2 batch in ``data`` (a Produce request's ``records`` field of
-    request version ``version``) and its producer's stamp.
+    request version ``version``) and its producer's stamp. A compressed batch may decompress
+    to at most ``max_bytes`` (the broker's ``message.max.bytes``: larger batches are refused
+    anyway).
 
     Raises:
         RecordsError: one of its subclasses, as the module docstring lists.
@@ -186,7 +244,7 @@ def decode_produced_batch(data: bytes, version: int) -> ProducedBatch:
             raise UnsupportedCompressionError(f"zstd needs Produce v{_FIRST_ZSTD_VERSION}+")
         if _batch_end(view, end) is not None:
             raise InvalidRecordError("a produce request takes one record batch per partition")
-        return _decode_batch(view[:end], attributes)
+        return _decode_batch(view[:end], attributes, max_bytes)
     except (DecodeError, ValueError, OverflowError) as exc:
         if isinstance(exc, RecordsError):
             raise
@@ -210,7 +268,7 @@ def _batch_end(view: memoryview, start: int) -> int | None:
     return end if end <= len(view) else None
 
 
-def _decode_batch(view: memoryview, attributes: int) -> ProducedBatch:
+def _decode_batch(view: memoryview, attributes: int, max_bytes: int) -> ProducedBatch:
     crc, _ = read_uint32(view, 17)
     if crc != crc32c(view[_CRC_START:]):
         raise CorruptRecordsError("record batch CRC mismatch")
@@ -235,7 +293,7 @@ def _decode_batch(view: memoryview, attributes: int) -> ProducedBatch:
         if decompress is None:
             raise UnsupportedCompressionError(f"compression type {codec} is not supported")
         try:
-            body = memoryview(decompress(bytes(body)))
+            body = memoryview(decompress(bytes(body), max_bytes))
         except (OSError, EOFError, zlib.error, cramjam.DecompressionError) as exc:
             raise InvalidRecordError(f"cannot decompress a batch: {exc}") from exc
     records = []

@@ -151,6 +151,9 @@ class _Connection:
     def cluster_id(self) -> str:
         return self.server.cluster_id
 
+    def max_message_bytes(self) -> int:
+        return self.server.cluster.config.broker.message_max_bytes
+
 
 def _client_host(stream: trio.SocketStream) -> str:
     """The client's address as Kafka records it with a group member (``/127.0.0.1``)."""

@@ -135,6 +135,9 @@ class BrokerContext(Protocol):
     def cluster_id(self) -> str:
         """The cluster id reported in Metadata."""
 
+    def max_message_bytes(self) -> int:
+        """The broker's ``message.max.bytes``: the largest record batch it takes."""
+
 
 Serve = Callable[[Any, int, BrokerContext, Reply], None]
 
@@ -395,7 +398,9 @@ def _serve_produce(request: Any, version: int, ctx: BrokerContext, reply: Reply)
                 rejected[tp] = ErrorCode.transactional_id_authorization_failed
                 continue
             try:
-                batch = decode_produced_batch(partition.records or b"", version)
+                batch = decode_produced_batch(
+                    partition.records or b"", version, ctx.max_message_bytes()
+                )
             except RecordsError as exc:
                 rejected[tp] = exc.error
                 continue

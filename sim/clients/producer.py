@@ -20,9 +20,10 @@ holds newer ones in per-level buffers until the chaser comes back (see
 error reported instead (``MessageAcked`` with the error); errors that are not retriable are
 reported at once.
 
-Why Sarama's way and not Kafka's idempotent producer: idempotence needs the broker to check
-producer ids and sequence numbers, which the broker model does not do, while Sarama's scheme
-lives entirely in the client. One deliberate difference from Sarama: a partition never has
+Why Sarama's way and not Kafka's idempotent producer: the study's producer is a Sarama
+application, and Sarama's scheme lives entirely in the client (the broker model does check
+idempotent producers' ids and sequence numbers, :mod:`replica.producer_state`, for the wire
+server's clients; this producer sends none). One deliberate difference from Sarama: a partition never has
 more than one batch in flight (it is *muted* until the response, like Kafka's producer with
 ``max.in.flight.requests.per.connection=1``); ``max_in_flight_requests_per_connection`` still
 bounds the requests per broker, which can carry batches of different partitions. Without

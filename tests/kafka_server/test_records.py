@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 from collections.abc import Callable
 
 import cramjam
@@ -16,6 +17,7 @@ from kafka.record.memory_records import MemoryRecords
 from kafka_server.records import (
     CorruptRecordsError,
     InvalidRecordError,
+    MessageTooLargeError,
     RecordsError,
     TransactionalRecordsError,
     UnsupportedCompressionError,
@@ -46,8 +48,11 @@ def _kafka_python_batch(
     return bytes(builder.build())
 
 
+LIMIT = 1_048_588  # message.max.bytes
+
+
 def decode_records(data: bytes, version: int = 9) -> list[Record]:
-    return decode_produced_batch(data, version).records
+    return decode_produced_batch(data, version, LIMIT).records
 
 
 RECORDS = st.lists(
@@ -183,7 +188,7 @@ def test_kafka_refuses_what_validate_records_refuses() -> None:
 def test_the_producer_stamp_is_read_and_written() -> None:
     producer = ProducerBatchInfo(17, 2, 40)
     records = [Record(b"k", b"v%d" % i, 5) for i in range(3)]
-    decoded = decode_produced_batch(_kafka_python_batch(records, 0, producer), 9)
+    decoded = decode_produced_batch(_kafka_python_batch(records, 0, producer), 9, LIMIT)
     assert decoded == (records, producer)
     stored = RecordBatch(10, tuple(records), batch_size_in_bytes(records), 0, -1, *producer)
     [read] = list(MemoryRecords(encode_batches([stored])))
@@ -194,4 +199,29 @@ def test_the_producer_stamp_is_read_and_written() -> None:
 @given(st.binary(max_size=200), st.integers(3, 9))
 def test_garbage_raises_only_records_errors(data: bytes, version: int) -> None:
     with contextlib.suppress(RecordsError):
-        decode_produced_batch(data, version)
+        decode_produced_batch(data, version, LIMIT)
+
+
+@pytest.mark.parametrize(
+    ("codec", "compress"),
+    [
+        (1, lambda d: gzip.compress(d)),
+        (2, lambda d: bytes(cramjam.snappy.compress_raw(d))),
+        (2, _xerial),
+        (3, lambda d: bytes(cramjam.lz4.compress(d))),
+        (4, lambda d: bytes(cramjam.zstd.compress(d))),
+    ],
+    ids=["gzip", "snappy-raw", "snappy-xerial", "lz4", "zstd"],
+)
+def test_a_batch_decompressing_beyond_the_limit_is_refused(
+    codec: int, compress: Callable[[bytes], bytes]
+) -> None:
+    """A small batch of a few MB of zeros (what a decompression bomb is made of): refused with
+    MESSAGE_TOO_LARGE once the limit is passed, however far it would go; within the limit,
+    it decodes (its output buffers grow past the first guess)."""
+    records = [Record(None, bytes(400_000), 5) for _ in range(10)]
+    batch = _recompressed(_kafka_python_batch(records, 0), codec, compress)
+    assert len(batch) < 1_000_000  # under the limit as sent
+    with pytest.raises(MessageTooLargeError):
+        decode_produced_batch(batch, 9, 1_000_000)
+    assert decode_produced_batch(batch, 9, 5_000_000).records == records

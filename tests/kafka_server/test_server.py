@@ -545,3 +545,27 @@ async def test_a_member_id_starts_with_the_client_id_and_records_the_client_addr
     held = server.cluster.broker(coordinator).group_coordinator.group(group)
     assert held is not None
     assert held.get(response.member_id).client_host == "/127.0.0.1"
+
+
+async def test_pipelined_requests_are_answered_in_request_order(server: KafkaServer) -> None:
+    """Kafka's ordering guarantee per connection: a long poll sent first is answered first,
+    although the requests pipelined behind it could be answered at once."""
+    server.cluster.create_topic("ordered", 1, 3)
+    leader = server.cluster.leader(_tp("ordered", 0))
+    stream = await connect(server, leader)
+    poll = _fetch_request(
+        11, "ordered", {"partition": 0, "fetch_offset": 0},
+        max_wait=datetime.timedelta(milliseconds=300), min_bytes=1,
+    )  # fmt: skip
+    await stream.send_all(frame(1, 11, 1, poll) + frame(18, 0, 2) + frame(18, 0, 3))
+    data = b""
+    order = []
+    while len(order) < 3:
+        chunk = await stream.receive_some()
+        assert chunk
+        data += chunk
+        while len(data) >= 8 and len(data) >= 4 + int.from_bytes(data[:4], "big"):
+            size = int.from_bytes(data[:4], "big")
+            order.append(int.from_bytes(data[4:8], "big"))
+            data = data[4 + size :]
+    assert order == [1, 2, 3]
