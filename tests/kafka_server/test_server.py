@@ -82,7 +82,7 @@ async def connect(server: KafkaServer, broker: int = 0) -> trio.SocketStream:
 
 async def test_api_versions_in_every_version_and_fallback(server: KafkaServer) -> None:
     stream = await connect(server)
-    for version in range(4):
+    for version in range(5):
         payload = None
         if version >= 3:
             payload = load_request_schema(18, version)(
@@ -375,8 +375,20 @@ async def test_fetch_sessions_over_the_wire(nursery: trio.Nursery) -> None:
     list nothing and get back only the partitions with news; a wrong epoch is refused."""
     server: KafkaServer = await nursery.start(KafkaServer(1).serve)
     server.cluster.create_topic("sess", 2, 1)
-    topic_id = server.topic_id("sess")
     stream = await connect(server, 0)
+    # the topic's id, as a client learns it: Metadata v12, the same id every time
+    metadata = load_request_schema(3, 12)
+    ask = metadata(
+        topics=(nested(metadata, "topics")(name="sess", topic_id=None),),
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+    )
+    ids = []
+    for number in (1, 2):
+        await stream.send_all(frame(3, 12, number, ask))
+        ids.append((await read_response(stream, 3, 12))[1].topics[0].topic_id)
+    topic_id = ids[0]
+    assert ids == [topic_id, topic_id] and topic_id.int != 0
     full = await _fetch(stream, 13, _fetch_request(
         13, topic_id, {"partition": 0, "fetch_offset": 0}, {"partition": 1, "fetch_offset": 0},
         session_epoch=0))  # fmt: skip
