@@ -24,6 +24,7 @@ class ApiKeys(IntEnum):
     HEARTBEAT = 12
     LEAVE_GROUP = 13
     SYNC_GROUP = 14
+    OFFSET_FOR_LEADER_EPOCH = 23
 
 
 class RequestHeader:

@@ -61,6 +61,11 @@ from apis.offset_fetch import (
     OffsetFetchResponse,
     OffsetFetchResponsePartition,
 )
+from apis.offset_for_leader_epoch import (
+    DEBUGGING_REPLICA_ID,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from apis.produce import ProduceRequest, ProduceResponse
 from apis.request_channel import Request, RequestBody, RequestChannel, ResponseBody
 from apis.sync_group import SyncGroupRequest, SyncGroupResponse
@@ -73,6 +78,7 @@ from replica.replica_manager import ReplicaManager
 from replica.types import (
     GROUP_METADATA_TOPIC_NAME,
     FetchPartitionData,
+    OffsetForLeaderEpochResult,
     PartitionResponse,
     TopicPartition,
 )
@@ -307,7 +313,8 @@ class KafkaApis:
         The timeout is not validated, as in Kafka: a negative one expires at once (an acks=-1
         produce waits for no replication). Per partition: not in the metadata cache ->
         UNKNOWN_TOPIC_OR_PARTITION; every other check (leadership, record size, internal
-        topics, min.insync.replicas) is the ReplicaManager's.
+        topics, min.insync.replicas, an idempotent producer's sequence) is the
+        ReplicaManager's.
         """
         with self._responding(request) as respond:
             body = self._body(request, ProduceRequest)
@@ -324,7 +331,9 @@ class KafkaApis:
             if not valid:
                 send({})
                 return
-            self.replica_manager.append_messages(body.timeout_ms, body.acks, valid, send)
+            self.replica_manager.append_messages(
+                body.timeout_ms, body.acks, valid, send, producers=body.producers
+            )
 
     # -- fetch ------------------------------------------------------------------------------
 
@@ -421,6 +430,29 @@ class KafkaApis:
                 else:
                     responses[tp] = ListOffsetsPartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
             respond(ListOffsetsResponse(responses))
+
+    def handle_offset_for_leader_epoch(self, request: Request) -> None:
+        """Look epochs up through ``ReplicaManager.last_offset_for_leader_epoch``.
+
+        Per partition: not in the metadata cache -> UNKNOWN_TOPIC_OR_PARTITION; leadership
+        and epochs are the ReplicaManager's. Only the leader answers, except a request from
+        Kafka's debugging replica id, which any replica answers.
+        """
+        with self._responding(request) as respond:
+            body = self._body(request, OffsetForLeaderEpochRequest)
+            from_leader = body.replica_id != DEBUGGING_REPLICA_ID
+            responses: dict[TopicPartition, OffsetForLeaderEpochResult] = {}
+            for tp, asked in body.epochs.items():
+                if self.metadata_cache.contains_partition(tp):
+                    responses[tp] = self.replica_manager.last_offset_for_leader_epoch(
+                        tp,
+                        asked.leader_epoch,
+                        current_leader_epoch=asked.current_leader_epoch,
+                        fetch_only_from_leader=from_leader,
+                    )
+                else:
+                    responses[tp] = OffsetForLeaderEpochResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            respond(OffsetForLeaderEpochResponse(responses))
 
     # -- metadata ---------------------------------------------------------------------------
 

@@ -27,7 +27,8 @@ Time: every method reads the injected ``clock()`` (integer milliseconds); timers
 when the owner calls :meth:`ReplicaManager.advance_clock`. A broker has three timers: the two
 purgatories' and its scheduler (:attr:`ReplicaManager.scheduler`), one
 :class:`~purgatory.TimingWheel` for its own periodic work: the ISR check while it leads a
-partition and log retention (each a :class:`~replica.periodic_task.PeriodicTask`) and the end
+partition, log retention and the expiry of idempotent producers' state (each a
+:class:`~replica.periodic_task.PeriodicTask`) and the end
 of its replica fetchers' back-offs. :meth:`ReplicaManager.next_deadline` is the earliest of the
 three, found without scanning partitions or fetchers. Callbacks run synchronously, inside
 the call that completed the operation (a request method, ``advance_clock`` or a state change);
@@ -64,7 +65,7 @@ from replica.errors import Errors
 from replica.exceptions import ApiError
 from replica.partition import Partition
 from replica.periodic_task import PeriodicTask
-from replica.records import Record
+from replica.records import ProducerBatchInfo, Record
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
 from replica.replica_fetcher_manager import ReplicaFetcherManager
 from replica.session_partitions import SessionPartitions
@@ -79,6 +80,7 @@ from replica.types import (
     ListOffsetsResult,
     LogOffsetMetadata,
     LogReadResult,
+    OffsetForLeaderEpochResult,
     PartitionFetchInfo,
     PartitionResponse,
     PartitionState,
@@ -161,6 +163,11 @@ class ReplicaManager:
         )
         self._log_retention.activate(
             config.log_retention_ms >= 0 or config.log_retention_bytes >= 0
+        )
+        self._producer_expiration = PeriodicTask(
+            self._scheduler,
+            config.producer_id_expiration_check_interval_ms,
+            self._remove_expired_producers,
         )
 
     # -- monitoring and accessors -----------------------------------------------------------
@@ -265,8 +272,14 @@ class ReplicaManager:
         response_callback: ProduceResponseCallback,
         *,
         internal_topics_allowed: bool = False,
+        producers: Mapping[TopicPartition, ProducerBatchInfo] | None = None,
     ) -> None:
         """Append each partition's records, as one batch, to the local leader log.
+
+        ``producers`` gives the idempotent producer's stamp of a partition's batch (partitions
+        not in it have none): a batch repeating one of that producer's last five batches is
+        not appended again and is answered with the offsets it got the first time (see
+        :mod:`replica.producer_state`).
 
         ``response_callback`` is called exactly once with a :class:`PartitionResponse` for
         every partition of ``entries_per_partition`` (same order):
@@ -280,7 +293,8 @@ class ReplicaManager:
           MESSAGE_TOO_LARGE (batch > message.max.bytes), RECORD_LIST_TOO_LARGE (batch >
           log.segment.bytes), NOT_ENOUGH_REPLICAS (acks=-1 with ISR < min.insync.replicas,
           capped at the replication factor;
-          checked before appending);
+          checked before appending), INVALID_PRODUCER_EPOCH and
+          OUT_OF_ORDER_SEQUENCE_NUMBER (a producer's batch out of its sequence);
         * acks 0 / 1, or acks -1 when no partition appended: called before this method
           returns, after the local appends;
         * acks -1: a :class:`DelayedProduce` waits (at most ``timeout_ms``, negative = 0) in the
@@ -306,10 +320,11 @@ class ReplicaManager:
         hw_changes: list[tuple[TopicPartition, bool]] = []
         any_appended = False
         for tp, records in entries_per_partition.items():
+            producer = None if producers is None else producers.get(tp)
             try:
                 partition = self._leader_partition_for_append(tp, records, internal_topics_allowed)
                 info, hw_incremented = partition.append_records_to_leader(
-                    records, required_acks, now
+                    records, required_acks, now, producer
                 )
             except ApiError as e:
                 produce_status[tp] = ProducePartitionStatus(
@@ -317,6 +332,8 @@ class ReplicaManager:
                 )
                 continue
             any_appended = True
+            if producer is not None:
+                self.note_producer_state()
             hw_changes.append((tp, hw_incremented))
             produce_status[tp] = ProducePartitionStatus(
                 info.last_offset + 1,
@@ -696,6 +713,33 @@ class ReplicaManager:
         except ApiError as e:
             return ListOffsetsResult(e.error)
 
+    def last_offset_for_leader_epoch(
+        self,
+        topic_partition: TopicPartition,
+        leader_epoch: int,
+        *,
+        current_leader_epoch: int | None = None,
+        fetch_only_from_leader: bool = True,
+    ) -> OffsetForLeaderEpochResult:
+        """Answer one partition of an OffsetForLeaderEpoch request, now (Kafka's
+        ``lastOffsetForLeaderEpoch``; see :meth:`Partition.last_offset_for_leader_epoch`).
+        ``fetch_only_from_leader`` is False only for Kafka's debugging replica id, which any
+        replica answers.
+
+        Errors come back in the result, never raised: UNKNOWN_TOPIC_OR_PARTITION /
+        NOT_LEADER_OR_FOLLOWER (not hosted, see :meth:`partition_or_error`), and the
+        partition's (not the leader, a fenced or unknown ``current_leader_epoch``).
+        """
+        partition = self.partition_or_error(topic_partition)
+        if isinstance(partition, Errors):
+            return OffsetForLeaderEpochResult(partition)
+        try:
+            return partition.last_offset_for_leader_epoch(
+                current_leader_epoch, leader_epoch, fetch_only_from_leader
+            )
+        except ApiError as e:
+            return OffsetForLeaderEpochResult(e.error)
+
     # -- state changes ----------------------------------------------------------------------
 
     def become_leader_or_follower(
@@ -813,13 +857,16 @@ class ReplicaManager:
         and if that moves a high watermark the partition's delayed operations are checked.
         Log retention runs every ``log.retention.check.interval.ms`` (Kafka's
         kafka-log-retention task) on every hosted replica, leader or follower, while a
-        retention limit is set: see :meth:`replica.log.Log.delete_old_segments`.
+        retention limit is set: see :meth:`replica.log.Log.delete_old_segments`. Producer
+        state expiry runs every ``producer.id.expiration.check.interval.ms`` while a hosted
+        log holds an idempotent producer's state (see :meth:`note_producer_state`).
 
         Raises:
             purgatory.ClockWentBackwardsError: ``now_ms`` is earlier than a previous call's.
         """
         self._isr_expiration.advance_parked(now_ms)
         self._log_retention.advance_parked(now_ms)
+        self._producer_expiration.advance_parked(now_ms)
         self._scheduler.advance(now_ms)
         return self._produce_purgatory.advance_clock(now_ms) + self._fetch_purgatory.advance_clock(
             now_ms
@@ -829,6 +876,21 @@ class ReplicaManager:
         for tp, partition in list(self._partitions.items()):
             if partition.is_leader and partition.maybe_shrink_isr(now_ms):
                 self._complete_delayed_requests(tp)
+
+    def note_producer_state(self) -> None:
+        """A hosted log has (maybe) taken an idempotent producer's batch: from now on expire
+        producer state every ``producer.id.expiration.check.interval.ms`` (the task parks
+        again once no hosted log has any)."""
+        self._producer_expiration.activate(True)
+
+    def _remove_expired_producers(self, now_ms: int) -> None:
+        expiration_ms = self.config.producer_id_expiration_ms
+        remaining = 0
+        for partition in self._partitions.values():
+            log = partition.log
+            log.remove_expired_producers(now_ms, expiration_ms)
+            remaining += len(log.producer_state)
+        self._producer_expiration.activate(remaining > 0)
 
     def _delete_old_segments(self, now_ms: int) -> None:
         config = self.config

@@ -50,6 +50,7 @@ __all__ = [
     "LogAppendInfo",
     "LogOffsetMetadata",
     "LogReadResult",
+    "OffsetForLeaderEpochResult",
     "PartitionFetchInfo",
     "PartitionResponse",
     "PartitionState",
@@ -369,6 +370,19 @@ class PartitionResponse:
     base_offset: int = UNKNOWN_OFFSET
     log_append_time: int = NO_TIMESTAMP
     log_start_offset: int = UNKNOWN_OFFSET
+
+
+@attrs.define(frozen=True)
+class OffsetForLeaderEpochResult:
+    """One partition's answer to an OffsetForLeaderEpoch lookup
+    (:meth:`~replica.replica_manager.ReplicaManager.last_offset_for_leader_epoch`): the largest
+    leader epoch <= the one asked for that the log knows, and the offset where it ends there
+    (the log end offset for the latest epoch); both -1 (``UNDEFINED_EPOCH``,
+    ``UNDEFINED_EPOCH_OFFSET``) when the log cannot place the epoch, or on error."""
+
+    error: Errors
+    leader_epoch: int = -1
+    end_offset: int = -1
 
 
 @attrs.define(frozen=True)
