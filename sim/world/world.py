@@ -13,6 +13,9 @@ and wires the real broker code into the simulator's time:
 * the brokers' clock, :class:`~sim.world.timers.EngineClock` (the engine's time in whole
   milliseconds), and :class:`~sim.world.timers.BrokerTimers`, their wake-ups at their
   purgatory / ISR-check / fetch back-off deadlines;
+* the consume proxy of a ``[proxy]`` section (:class:`~sim.proxy.ProxyDeployment`: its
+  servers run the real ``consume_proxy`` code over this cluster, its readers use them),
+  built before the transport goes live, and its state-log topic;
 * the clients of the scenario (:func:`~sim.world.clients.start_clients`), reporting to the
   run's recorder; probes of the brokers (:mod:`~sim.world.probes`: purgatory sizes, replica
   lag) and of the clients (:mod:`~sim.world.client_probes`: consumer-group lag, producer
@@ -36,6 +39,7 @@ from sim.clients import BurrowConsumer, MetricsAdapter
 from sim.core.engine import Simulator
 from sim.core.network import Network
 from sim.output import MetricsRecorder
+from sim.proxy import ProxyDeployment, proxy_topics
 from sim.scenario import CONTROLLER_NODE, Scenario
 from sim.world.client_probes import register_client_probes
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
@@ -76,6 +80,12 @@ class World:
         )
         self._create_topics(scenario)
         self.timers = BrokerTimers(sim, self.cluster)
+        # The proxy's servers assign their partitions while requests are answered at once.
+        self.proxy = (
+            None
+            if scenario.proxy is None
+            else ProxyDeployment(sim, self.network, self.cluster, scenario, recorder)
+        )
         self.transport.go_live(self.timers)
         self.timers.arm_all()
         register_probes(recorder, self.cluster, self.transport.pools)
@@ -108,6 +118,7 @@ class World:
             (GROUP_METADATA_TOPIC_NAME, offsets.offsets_topic_num_partitions,
              min(offsets.offsets_topic_replication_factor, len(cluster.brokers))),
             *((t.name, t.partitions, t.replication_factor) for t in scenario.topics),
+            *proxy_topics(scenario),
         ]  # fmt: skip
         for broker_id in cluster.brokers:
             cluster.pause_fetchers(broker_id)
