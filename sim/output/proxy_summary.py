@@ -79,7 +79,7 @@ def _positive(table: pa.Table, name: str) -> int:
 
 
 def _rate(part: int, whole: int) -> float | None:
-    return round(part / whole, 6) if whole else None
+    return part / whole if whole else None
 
 
 def proxy_section(proxy: pa.Table, warmup_us: int) -> dict[str, Any]:

@@ -69,6 +69,7 @@ class ProxyServer:
         "feed",
         "name",
         "proxy",
+        "reads_waiting",
     )
 
     def __init__(
@@ -90,6 +91,7 @@ class ProxyServer:
         self._poll_event: Event | None = None
         self._timer: Event | None = None
         self.name = name
+        self.reads_waiting = 0  # Reads received and not answered yet
         self.proxy = ConsumeProxy(
             lease_duration=section.lease_duration_ms,
             delivery_count_limit=section.delivery_count_limit,
@@ -109,6 +111,7 @@ class ProxyServer:
     def read(self, timeout_ms: int, reply: Callable[[Delivery | None], None]) -> None:
         """Read(timeout): ``reply`` gets the next record handed out, or None at the timeout."""
         self._present()
+        self.reads_waiting += 1
         self.proxy.read(timeout_ms, lambda record: reply(self._handed_out(record)))
         self._after_request()
 
@@ -218,6 +221,7 @@ class ProxyServer:
     # -- measurements ---------------------------------------------------------------------------
 
     def _handed_out(self, record: Record | None) -> Delivery | None:
+        self.reads_waiting -= 1
         if record is None:
             return None
         tp = TopicPartition(record.topic, record.partition)

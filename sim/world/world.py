@@ -19,7 +19,8 @@ and wires the real broker code into the simulator's time:
 * the clients of the scenario (:func:`~sim.world.clients.start_clients`), reporting to the
   run's recorder; probes of the brokers (:mod:`~sim.world.probes`: purgatory sizes, replica
   lag) and of the clients (:mod:`~sim.world.client_probes`: consumer-group lag, producer
-  backlog, the Burrow pool's queue, error counts); the faults, with a warning to the
+  backlog, the Burrow pool's queue, error counts) and of the proxy's servers
+  (:mod:`~sim.world.proxy_probes`); the faults, with a warning to the
   recorder for each fault that would change nothing (:func:`~sim.world.faults.fault_warnings`);
 * at the end of the run (``simulation.duration``), the Burrow pools report the work they
   finished and nobody observed yet (:meth:`~sim.clients.burrow.BurrowConsumer.flush`); once
@@ -46,6 +47,7 @@ from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
 from sim.world.faults import fault_warnings, schedule_faults
 from sim.world.final_logs import report_final_logs
 from sim.world.probes import register_probes
+from sim.world.proxy_probes import register_proxy_probes
 from sim.world.timers import BrokerTimers, EngineClock
 from sim.world.transport import SimTransport
 
@@ -95,6 +97,8 @@ class World:
             sim, self.network, self.transport, broker_ids, MetricsAdapter(recorder), scenario
         )
         register_client_probes(recorder, self.cluster, scenario, self.producers, self.consumers)
+        if self.proxy is not None and scenario.proxy is not None:
+            register_proxy_probes(recorder, self.cluster, self.proxy, scenario.proxy.group_id)
         for client, section in zip(self.producers, scenario.producers, strict=True):
             recorder.producer_acks(client.producer.client_id, section.config.acks)
         topics = [section.workload.topic for section in scenario.producers]
