@@ -134,6 +134,7 @@ class MetricsRecorder:
         self._probes: list[tuple[int, Callable[[], float]]] = []
         self._final_logs: dict[tuple[int, int], tuple[int, array[int]]] = {}
         self._at_end: list[Callable[[], None]] = []
+        self._more_tables: dict[str, Callable[[pa.Table], pa.Table]] = {}
 
     # -- messages (hot path) -----------------------------------------------------------------
 
@@ -299,6 +300,16 @@ class MetricsRecorder:
     def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
         """The (messages, requests, timeseries) tables; see the schemas for their columns."""
         return self._messages_table(), self._requests.table(), self._timeseries_table()
+
+    def add_table(self, name: str, build: Callable[[pa.Table], pa.Table]) -> None:
+        """A table besides the three, built at the end from the messages table by
+        ``build(messages)`` (e.g. the consume proxy's, :mod:`sim.output.proxy_recorder`)."""
+        self._more_tables[name] = build
+
+    def more_tables(self, messages: pa.Table) -> dict[str, pa.Table]:
+        """The tables given to :meth:`add_table`, by name, built from ``messages`` (the
+        messages table of :meth:`tables`)."""
+        return {name: build(messages) for name, build in self._more_tables.items()}
 
     def _messages_table(self) -> pa.Table:
         """The messages table, built from the columns with numpy, one column at a time: its
