@@ -23,6 +23,7 @@ from consume_proxy.log_format import decode_entry, encode_entry
 from consume_proxy.proxy import (
     DEFAULT_DELIVERY_COUNT_LIMIT,
     DEFAULT_LEASE_DURATION,
+    DEFAULT_MAX_RECORD_LOCKS,
     MAX_WRITER,
     ConsumeProxy,
     DelayedRead,
@@ -43,6 +44,7 @@ from consume_proxy.state_map import NEVER_DELIVERED, Progress, StateMap
 __all__ = [
     "DEFAULT_DELIVERY_COUNT_LIMIT",
     "DEFAULT_LEASE_DURATION",
+    "DEFAULT_MAX_RECORD_LOCKS",
     "FACTS",
     "FINISHED",
     "MAX_WRITER",

@@ -170,14 +170,19 @@ class Feed:
         partition is reassigned). Its log entries and dead letters are still produced."""
         if tp not in self._log_next:
             return {}
-        self._refresh()
-        due = {}
-        chosen = self._chosen(tp)
-        if chosen is not None:
-            due = {tp: chosen[0], self.log_partition(tp): chosen[1]}
+        due = self.positions(tp)
         self.proxy.revoke(tp)
         self._forget(tp)
         return due
+
+    def positions(self, tp: TopicPartition) -> dict[TopicPartition, int]:
+        """The positions of ``tp`` and its log partition that may be committed now (empty
+        while it catches up), whether or not the group has them already."""
+        if tp not in self._log_next:
+            return {}
+        self._refresh()
+        chosen = self._chosen(tp)
+        return {} if chosen is None else {tp: chosen[0], self.log_partition(tp): chosen[1]}
 
     def lose(self, tp: TopicPartition) -> None:
         """``tp`` was lost (the group's session ended): the proxy stops serving it, nothing

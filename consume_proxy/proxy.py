@@ -71,6 +71,7 @@ from replica.types import TopicPartition
 __all__ = [
     "DEFAULT_DELIVERY_COUNT_LIMIT",
     "DEFAULT_LEASE_DURATION",
+    "DEFAULT_MAX_RECORD_LOCKS",
     "MAX_WRITER",
     "ConsumeProxy",
     "DelayedRead",
@@ -82,6 +83,10 @@ DEFAULT_LEASE_DURATION = 30_000
 
 DEFAULT_DELIVERY_COUNT_LIMIT = 5
 """Deliveries before a record is archived (KIP-932's group.share.delivery.count.limit)."""
+
+DEFAULT_MAX_RECORD_LOCKS = 200
+"""The real server's bound on a partition's PENDING records (KIP-932's
+group.share.partition.max.record.locks, 200 in Kafka 4.0); the core has none unless given."""
 
 MAX_WRITER = 2**63 - 1
 """The largest writer id (an int64 in the log's bytes)."""
@@ -282,14 +287,16 @@ class ConsumeProxy:
         """Forward a client's request (``kind``: ACKNOWLEDGE_REQUEST, CANCEL_REQUEST or
         REJECT_REQUEST) for a partition this proxy does not serve to its owner, through the
         log (:meth:`poll_log`); ``delivery`` as in :meth:`acknowledge`. Whether the owner
-        applies it is not known here. Raises InvalidProxyConfigError if ``tp`` is served here
-        (ask directly), ``kind`` is not a request, or the offset or delivery is out of
-        range."""
-        if tp in self._partitions:
+        applies it is not known here. A partition this proxy is catching up on on a shared
+        log may be forwarded to as well: the request lands after its claim, and it applies
+        the request itself once caught up. Raises InvalidProxyConfigError if ``tp`` is served
+        here otherwise (ask directly), ``kind`` is not a request, or the offset or delivery
+        is out of range."""
+        if tp in self._partitions and not (tp in self._claims and tp in self._consumer):
             raise InvalidProxyConfigError(f"{tp} is served here: no need to forward")
         if kind not in REQUESTS:
             raise InvalidProxyConfigError(f"only a request can be forwarded, not {kind}")
-        if type(offset) is not int or offset < 0 or (delivery is not None and delivery < 1):
+        if not (0 <= offset < 2**63 and (delivery is None or 1 <= delivery < 2**31)):
             raise InvalidProxyConfigError(f"bad offset {offset!r} or delivery {delivery!r}")
         self.log.forward(kind, tp, offset, delivery or 0)
         self.counts.forwarded += 1

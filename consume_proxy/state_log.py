@@ -53,6 +53,7 @@ rebuilds every state that still matters: what came before is settled.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 
 import attrs
 from sortedcontainers import SortedList  # type: ignore[import-untyped]  # ships no type hints
@@ -153,6 +154,8 @@ class StateLog:
 
     def __init__(self, writer: int = 0) -> None:
         self.writer = writer
+        self.on_write: Callable[[], object] | None = None
+        """Called after each entry put in the outbox (a real-time driver wakes its producer)."""
         self._sequence = 0
         self._streams: dict[TopicPartition, _Stream] = {}
         self._outbox: list[LogEntry] = []
@@ -294,6 +297,8 @@ class StateLog:
         self._sequence += 1
         entry = LogEntry(position, kind, tp, offset, delivery, deadline, self.writer, sequence)
         self._outbox.append(entry)
+        if self.on_write is not None:
+            self.on_write()
         return entry
 
     def _written(self, entry: LogEntry) -> None:
