@@ -281,6 +281,13 @@ class Feed:
             if dead is not None:
                 self._dead[dead[0]].remove(dead[1])
 
+    def waiting(self, tp: TopicPartition) -> bool:
+        """True while records for partition ``tp`` (a destination: a log or dead-letter
+        partition) wait to be produced or are in flight (the proxy's new entries count once
+        :meth:`batches` has taken them)."""
+        out = self._outgoing.get(tp)
+        return out is not None and (bool(out.unsent) or out.in_flight is not None)
+
     def commits(self) -> dict[TopicPartition, int]:
         """The data and log positions to commit now in one OffsetCommit (empty when nothing
         moved, or while a commit is in flight); report the outcome with :meth:`committed`."""

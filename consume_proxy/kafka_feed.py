@@ -16,12 +16,19 @@ Kafka, the project's wire-protocol broker (``kafka_server``) included.
   the log partition of every partition owned, for as long as it is owned: catch-up, then the
   requests other servers forward, and a newer owner's claim, which fences the partition (the
   feed pauses its data fetching; the group takes it away when it notices).
+* **Claiming again.** A partition the group still gives this server but the proxy does not
+  serve is claimed again: one it was fenced from after ``reclaim_after_s`` (by default the
+  session timeout: a server fenced because it was a zombie has learned from the group by then
+  that the partition moved, so only a rightful owner claims again; one fenced by a zombie's
+  late claim gets its partition back), one whose assignment failed (the committed offsets
+  could not be read) at once. The claim is read from the group's committed offsets again.
 * **The producer** produces the feed's batches (the state log, requests forwarded to other
   servers' partitions, dead letters) with acks=all, each batch flushed before the next to
   its partition, in order.
 
-**Revocation.** The feed commits the partition's last positions (data and log in one
-OffsetCommit, in the rebalance callback) and the proxy stops serving it. Its pending
+**Revocation.** The proxy stops serving the partition, the feed produces the entries it
+wrote about it, then commits its last positions (data and log in one OffsetCommit), all in the
+rebalance callback, before the group may give the partition to another server. Its pending
 deliveries move with it: the new owner reads their Pending entries and keeps their leases,
 and a reader that acknowledges at this server after the move is forwarded to the new owner.
 The default assignor is ``cooperative-sticky`` (KIP-429, client side, over the classic group
@@ -44,11 +51,13 @@ Connect's convention), e.g. ``consumer.session.timeout.ms``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 from collections.abc import Callable, Mapping
 
 import trio
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer
+from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 
 from consume_proxy.feed import DEFAULT_LOG_TOPIC, DEFAULT_WINDOW, Batch, Feed
@@ -75,7 +84,9 @@ class KafkaFeed:
     ``enable.auto.commit`` (false) and ``auto.offset.reset`` (earliest), and the producer's
     ``acks`` (all). ``log_topic``, ``dead_letter_topic`` and ``window`` are the
     :class:`~consume_proxy.feed.Feed`'s. ``poll_interval_s`` bounds how long an idle poll
-    waits; ``commit_interval_s`` how long a commit that only an expiry moved waits.
+    waits; ``commit_interval_s`` how long a commit that only an expiry moved waits;
+    ``reclaim_after_s`` how long a fenced partition the group still gives this server waits
+    before it is claimed again (None: the consumers' ``session.timeout.ms``, 45 s unless set).
     """
 
     def __init__(
@@ -92,6 +103,7 @@ class KafkaFeed:
         window: int = DEFAULT_WINDOW,
         poll_interval_s: float = 0.1,
         commit_interval_s: float = 1.0,
+        reclaim_after_s: float | None = None,
         request_timeout_s: float = 10.0,
     ) -> None:
         self.proxy = proxy
@@ -137,12 +149,19 @@ class KafkaFeed:
         here are forwarded only within it)."""
         self.high_watermarks: dict[TopicPartition, int] = {}
         """Each served partition's high watermark, as last seen by the client."""
+        session_ms = float(self.config.get("session.timeout.ms", 45_000))
+        self.reclaim_after_s = session_ms / 1000 if reclaim_after_s is None else reclaim_after_s
         self._cooperative = self.config["partition.assignment.strategy"] == "cooperative-sticky"
         self._kept: set[TopicPartition] = set()  # eager: revoked, kept until the assignment
         self._log_changes: list[tuple[TopicPartition, int | None]] = []  # (tp, from) or stop
         self._to_pause: list[TopicPartition] = []
+        self._to_resume: dict[TopicPartition, int] = {}  # reclaimed: fetch from there
+        self._unserved: dict[TopicPartition, float] = {}  # given, not served: claim again at
+        self._unserved_changed = trio.Event()
         self._produce_wake = trio.Event()
         self._commit_wake = trio.Event()
+        self._producing = trio.Lock()  # one round of producing at a time
+        self._producer: Producer | None = None
         proxy.log.on_write = self._kick
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -150,7 +169,7 @@ class KafkaFeed:
         produce what is left and close the clients (within 10 s each)."""
         consumer = Consumer(self.config)
         reader = Consumer(self.log_config)
-        producer = Producer(self.producer_config)
+        producer = self._producer = Producer(self.producer_config)
         consumer.subscribe(
             [self.topic],
             on_assign=self._on_assign,
@@ -164,11 +183,13 @@ class KafkaFeed:
                 nursery.start_soon(self._log_loop, reader)
                 nursery.start_soon(self._produce_loop, producer)
                 nursery.start_soon(self._commit_loop, consumer)
+                nursery.start_soon(self._reclaim_loop, consumer)
         finally:
             with trio.move_on_after(3 * _CLOSE_TIMEOUT_S) as scope:
                 scope.shield = True
                 await _closed(consumer)  # revokes what it holds: the last commits
-                await self._produce(producer, rounds=int(_CLOSE_TIMEOUT_S / _FLUSH_S))
+                async with self._producing:
+                    await self._produce(producer, rounds=int(_CLOSE_TIMEOUT_S / _FLUSH_S))
                 await _closed(reader)
 
     # -- the loops (trio thread) ------------------------------------------------------------------
@@ -203,13 +224,15 @@ class KafkaFeed:
             for tp in self.feed.take_fenced():
                 _logger.warning("fenced from %s: a newer owner claimed it", tp)
                 self._stop(tp)
+                self._unserve(tp, trio.current_time() + self.reclaim_after_s)
             self._kick()
 
     async def _produce_loop(self, producer: Producer) -> None:
         while True:
             await self._produce_wake.wait()
             self._produce_wake = trio.Event()
-            await self._produce(producer)
+            async with self._producing:
+                await self._produce(producer)
             self._commit_wake.set()  # a dead letter produced may free a held commit
 
     async def _commit_loop(self, consumer: Consumer) -> None:
@@ -230,6 +253,25 @@ class KafkaFeed:
                 continue
             failed = [TopicPartition(p.topic, p.partition) for p in answer if p.error]
             self.feed.committed(due, failed)
+
+    async def _reclaim_loop(self, consumer: Consumer) -> None:
+        """Claim again the partitions the group gives this server that the proxy does not
+        serve (fenced, or their assignment failed), each when it is due."""
+        while True:
+            due_at = min(self._unserved.values(), default=math.inf)
+            with trio.move_on_at(due_at):
+                await self._unserved_changed.wait()
+                self._unserved_changed = trio.Event()
+                continue
+            now = trio.current_time()
+            due = [tp for tp, at in self._unserved.items() if at <= now]
+            try:
+                starts = await trio.to_thread.run_sync(self._committed, consumer, due)
+            except KafkaException as error:
+                _logger.warning("cannot claim %s again yet: %s", due, error)
+                starts = {}
+            still = [tp for tp in due if tp in self._unserved]  # not revoked meanwhile
+            self._start(starts, still, paused=True)
 
     async def _produce(self, producer: Producer, rounds: int | None = None) -> None:
         """Produce the feed's batches and wait for every delivery report (at most ``rounds``
@@ -278,7 +320,9 @@ class KafkaFeed:
         self._to_pause.clear()
         if pause:
             consumer.pause([KafkaPartition(tp.topic, tp.partition) for tp in pause])
-        for tp, offset in flow.resume.items():
+        resume = {**flow.resume, **self._to_resume}
+        self._to_resume.clear()
+        for tp, offset in resume.items():
             consumer.resume([KafkaPartition(tp.topic, tp.partition)])
             consumer.seek(_kafka(tp, offset))
         for tp in self.proxy.served:
@@ -296,7 +340,17 @@ class KafkaFeed:
         """``tp`` is no longer served here: stop reading its log and fetching its data."""
         self._log_changes.append((tp, None))
         self._to_pause.append(tp)
+        self._to_resume.pop(tp, None)
         self.high_watermarks.pop(tp, None)
+
+    def _unserve(self, tp: TopicPartition, at: float | None) -> None:
+        """The group gives ``tp`` to this server, which does not serve it: claim it again at
+        ``at`` (trio's clock); None: the group took it away, forget it."""
+        if at is None:
+            self._unserved.pop(tp, None)
+        else:
+            self._unserved[tp] = at
+        self._unserved_changed.set()
 
     # -- the group's rebalance callbacks (the group consumer's worker thread) ----------------------
 
@@ -316,18 +370,34 @@ class KafkaFeed:
         topic = metadata.topics.get(self.topic)
         return None if topic is None or topic.error is not None else len(topic.partitions)
 
-    def _on_assign(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
-        log_topic = self.feed.log_topic
-        logs = [KafkaPartition(log_topic, p.partition) for p in partitions]
+    def _committed(
+        self, consumer: Consumer, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """The group's committed offsets of ``partitions`` and of their log partitions, each
+        the log's start where nothing is committed (blocking; raises KafkaException)."""
+        logs = [self.feed.log_partition(tp) for tp in partitions]
+        asked = [KafkaPartition(tp.topic, tp.partition) for tp in [*partitions, *logs]]
         starts = {}
-        for committed in consumer.committed([*partitions, *logs], timeout=self.request_timeout_s):
+        for committed in consumer.committed(asked, timeout=self.request_timeout_s):
             offset = committed.offset
             if offset < 0:  # nothing committed: from the log's start
                 offset, _ = consumer.get_watermark_offsets(
                     committed, timeout=self.request_timeout_s
                 )
             starts[TopicPartition(committed.topic, committed.partition)] = offset
-        positions = trio.from_thread.run_sync(self._assigned, starts)
+        return starts
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
+        assigned = [TopicPartition(p.topic, p.partition) for p in partitions]
+        try:
+            starts = self._committed(consumer, assigned)
+        except KafkaException as error:  # they will be claimed when it can be read
+            _logger.warning("cannot read the committed offsets of %s: %s", assigned, error)
+            starts = {}
+        try:
+            positions = trio.from_thread.run_sync(self._assigned, starts, assigned)
+        except trio.RunFinishedError:  # the server is gone
+            return
         fetch = [_kafka(tp, offset) for tp, offset in positions.items()]
         if self._cooperative:
             consumer.incremental_assign(fetch)
@@ -337,7 +407,11 @@ class KafkaFeed:
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         revoked = [TopicPartition(p.topic, p.partition) for p in partitions]
-        positions = trio.from_thread.run_sync(self._revoked, revoked)
+        try:
+            positions = trio.from_thread.run_sync(self._revoked, revoked)
+            trio.from_thread.run(self._drain, revoked)
+        except trio.RunFinishedError:  # the server is gone
+            return
         if positions:
             try:
                 consumer.commit(offsets=positions, asynchronous=False)
@@ -346,31 +420,62 @@ class KafkaFeed:
 
     def _on_lost(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         lost = [TopicPartition(p.topic, p.partition) for p in partitions]
-        trio.from_thread.run_sync(self._lost, lost)
+        with contextlib.suppress(trio.RunFinishedError):  # the server is gone
+            trio.from_thread.run_sync(self._lost, lost)
 
     # -- what the callbacks do (trio thread) -------------------------------------------------------
 
-    def _assigned(self, starts: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Serve the assigned data partitions (``starts`` has their committed offsets and
-        their log partitions'); returns the offset to fetch each from."""
+    def _assigned(
+        self, starts: dict[TopicPartition, int], assigned: list[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """Serve the ``assigned`` data partitions (``starts`` has their committed offsets and
+        their log partitions', or nothing if they could not be read: then they are claimed
+        later); returns the offset to fetch each from."""
         feed = self.feed
         self.proxy.advance(self.clock())
-        data = {tp: start for tp, start in starts.items() if tp.topic == self.topic}
-        for tp in self._kept - data.keys():
+        gone = list(self._kept - set(assigned))
+        for tp in gone:
             feed.revoke(tp)
             self._stop(tp)
+        self._forget(gone)
         positions = {}
-        for tp, start in data.items():
-            if tp in self._kept:
-                positions[tp] = feed.fetch_position(tp)
-                if tp in feed.paused:  # the client forgot the pause on unassign
-                    self._to_pause.append(tp)
+        fresh = []
+        for tp in assigned:
+            if tp not in self._kept:
+                fresh.append(tp)
                 continue
-            log_start = starts[feed.log_partition(tp)]
+            positions[tp] = feed.fetch_position(tp)
+            if tp in feed.paused:  # the client forgot the pause on unassign
+                self._to_pause.append(tp)
+        self._kept.clear()
+        return {**positions, **self._start(starts, fresh)}
+
+    def _start(
+        self,
+        starts: dict[TopicPartition, int],
+        partitions: list[TopicPartition],
+        *,
+        paused: bool = False,
+    ) -> dict[TopicPartition, int]:
+        """Claim ``partitions`` from the committed offsets in ``starts`` (those missing wait,
+        paused, to be claimed again soon); returns the offset to fetch each from. ``paused``:
+        their data fetching is paused (a claim again), resume it from there."""
+        feed = self.feed
+        positions = {}
+        for tp in partitions:
+            start = starts.get(tp)
+            log_start = starts.get(feed.log_partition(tp))
+            if start is None or log_start is None:
+                self._to_pause.append(tp)
+                self._unserve(tp, trio.current_time() + self.poll_interval_s * 10)
+                positions[tp] = OFFSET_INVALID  # the client's own idea: it is paused
+                continue
+            self._unserve(tp, None)
             feed.assign(tp, start, log_start)
             self._log_changes.append((tp, log_start))
             positions[tp] = start
-        self._kept.clear()
+            if paused:
+                self._to_resume[tp] = start
         self._kick()
         return positions
 
@@ -390,8 +495,20 @@ class KafkaFeed:
             else:
                 positions.update(feed.positions(tp))
                 self._kept.add(tp)
-        self._to_pause = [tp for tp in self._to_pause if tp not in revoked]  # unassigned
+        self._forget(revoked)
         return [_kafka(tp, offset) for tp, offset in positions.items()]
+
+    async def _drain(self, revoked: list[TopicPartition]) -> None:
+        """Produce what the proxy wrote to the log partitions of ``revoked`` (within 10 s),
+        so that the next owner reads it when it catches up."""
+        producer = self._producer
+        logs = [self.feed.log_partition(tp) for tp in revoked]
+        with trio.move_on_after(_CLOSE_TIMEOUT_S):
+            async with self._producing:
+                assert producer is not None
+                await self._produce(producer)
+                while any(self.feed.waiting(log) for log in logs):
+                    await self._produce(producer)
 
     def _lost(self, lost: list[TopicPartition]) -> None:
         for tp in lost:
@@ -399,7 +516,15 @@ class KafkaFeed:
                 self.feed.lose(tp)
                 self._stop(tp)
             self._kept.discard(tp)
-        self._to_pause = [tp for tp in self._to_pause if tp not in lost]
+        self._forget(lost)
+
+    def _forget(self, unassigned: list[TopicPartition]) -> None:
+        """The client no longer has ``unassigned``: no pause, resume or claim for them."""
+        self._to_pause = [tp for tp in self._to_pause if tp not in unassigned]
+        for tp in unassigned:
+            self._to_resume.pop(tp, None)
+            if tp in self._unserved:
+                self._unserve(tp, None)
 
 
 def _split(config: Mapping[str, Setting]) -> tuple[dict[str, Setting], ...]:

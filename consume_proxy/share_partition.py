@@ -274,7 +274,12 @@ class SharePartition:
         if record is not None:
             self._adopt(record, progress.join(self.progress(offset)))
         elif offset >= self.end_offset:
-            self._known[offset] = progress.join(self._known.get(offset, NEVER_DELIVERED))
+            known = self._known.get(offset, NEVER_DELIVERED)
+            joined = self._known[offset] = progress.join(known)
+            if known.state is _PENDING and (
+                joined.state is not _PENDING or joined.delivery != known.delivery
+            ):  # the delivery merged before ended in this copy too
+                self._on_delivery_end(self.tp, offset, known.delivery)
 
     def close(self) -> None:
         """Forget the map: the partition is no longer served here. Every lease is cancelled

@@ -59,6 +59,8 @@ async def feeding(
     limit: int = 5,
     window: int = 10_000,
     dead_letter_topic: str | None = None,
+    reclaim_after_s: float | None = None,
+    log_topic: str | None = None,
 ) -> AsyncIterator[KafkaFeed]:
     clock = trio_clock()
     proxy = ConsumeProxy(lease_duration=60_000, delivery_count_limit=limit, writer=next(_WRITERS))
@@ -70,9 +72,10 @@ async def feeding(
         topic=topic,
         group_id=group,
         config={**settings, **(config or {})},
-        log_topic=f"{topic}.state",
+        log_topic=log_topic or f"{topic}.state",
         dead_letter_topic=dead_letter_topic,
         window=window,
+        reclaim_after_s=reclaim_after_s,
     )
     async with open_trio_reaper(proxy.purgatory, clock), trio.open_nursery() as nursery:
         await nursery.start(feed.run)
@@ -220,7 +223,7 @@ async def test_a_server_that_still_believes_it_owns_a_partition_is_fenced(
     tp = TopicPartition("one", 0)
     # Two groups: each server is sure it owns one-0, as a server whose session ended unseen
     # would be; the log is the one they share.
-    async with feeding(kafka.bootstrap_servers, "one", group="old") as old:
+    async with feeding(kafka.bootstrap_servers, "one", group="old", reclaim_after_s=3) as old:
         await until_serving(old, 1)
         held = await read(old)
         assert held is not None
@@ -232,3 +235,21 @@ async def test_a_server_that_still_believes_it_owns_a_partition_is_fenced(
             assert new.proxy.state(tp, held.offset) is RecordState.PENDING
             following = await read(new)
             assert following is not None and following.offset == held.offset + 1
+        # The new server is gone; its group still gives one-0 to the old one, which claims it
+        # again after a while and catches up: the new server's hand-out keeps its lease too.
+        await until_serving(old, 1)
+        await until(lambda: old.proxy.partition(tp).end_offset == 4)
+        assert old.proxy.state(tp, following.offset) is RecordState.PENDING
+        again = await read(old)
+        assert again is not None and again.offset == following.offset + 1
+
+
+async def test_a_partition_whose_log_cannot_be_read_waits_unserved_and_the_server_lives_on(
+    kafka: ServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    produce(kafka.bootstrap_servers, "one", 2)
+    async with feeding(kafka.bootstrap_servers, "one", log_topic="no.such.topic") as feed:
+        await until(lambda: "cannot" in caplog.text)  # it says so, and tries again later
+        await trio.sleep(1.5)
+        assert feed.proxy.served == []
+        assert "cannot claim" in caplog.text  # the retries, a second later

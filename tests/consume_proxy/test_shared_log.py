@@ -232,3 +232,19 @@ def test_the_log_commits_an_entry_only_once_it_is_read_back() -> None:
     log.produce(owner)
     log.follow(owner)  # the owner's own Acknowledged entry for offset 1
     assert owner.log.commit() == {A: 6}
+
+
+def test_a_late_entry_ending_a_delivery_of_a_record_not_fetched_yet_settles_it() -> None:
+    log = SharedLog()
+    owner = server(1, log, records=0)  # nothing fetched yet
+    zombie = ConsumeProxy(lease_duration=LEASE, writer=2)
+    zombie.assign(A, 0)  # it hands out and acknowledges offset 0 before it is fenced
+    zombie.append(A, 0, None, b"0")
+    zombie.acknowledge(A, hand_out(zombie).offset)
+    for entry in zombie.poll_log():
+        log.entries.append(attrs.evolve(entry, position=len(log.entries), writer=2))
+    log.follow(owner)  # the Pending entry, then the Acknowledged: both about offset 0
+    owner.append(A, 0, None, b"0")
+    assert owner.state(A, 0) is RecordState.ACKNOWLEDGED
+    assert owner.commit() == {A: 1}
+    assert owner.log.commit() == {A: 3}  # the Pending entry settled with its delivery
