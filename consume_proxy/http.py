@@ -184,14 +184,13 @@ class Frontend:
             )
         tp = TopicPartition(topic, partition)
         proxy = self.proxy
-        catching_up = tp in proxy.catching_up()
-        if target != "/renew" and (catching_up or tp not in proxy.served):
-            count = self.partitions(topic)
-            if count is not None and partition < count:
-                proxy.forward(_FORWARDED_AS[target], tp, offset, delivery)
-                return _FORWARDED
-        if target == "/renew" and catching_up:
-            raise _Refused(503, f"{tp} is catching up on its state log", ("Retry-After", "1"))
+        count = self.partitions(topic)
+        forwards = target != "/renew" and count is not None and partition < count
+        if tp in proxy.catching_up():  # its owner is this server, once it has read its log
+            if forwards:
+                return self._forward(target, tp, offset, delivery)
+            if target == "/renew":
+                raise _Refused(503, f"{tp} is catching up on its state log", ("Retry-After", "1"))
         try:
             if target == "/renew":
                 return Response.json({"lease_deadline_ms": proxy.renew(tp, offset, delivery)})
@@ -201,11 +200,22 @@ class Frontend:
                 "/reject": proxy.reject,
             }[target]
             action(tp, offset, delivery)
-        except (UnknownPartitionError, OffsetOutOfRangeError) as error:
+        except UnknownPartitionError as error:  # served elsewhere, or not a partition at all
+            if forwards:
+                return self._forward(target, tp, offset, delivery)
+            raise _Refused(404, str(error)) from None
+        except OffsetOutOfRangeError as error:
             raise _Refused(404, str(error)) from None
         except InvalidRecordStateError as error:
             raise _Refused(409, str(error)) from None
         return _OK
+
+    def _forward(
+        self, target: str, tp: TopicPartition, offset: int, delivery: int | None
+    ) -> Response:
+        """Forward the request to ``tp``'s owner through the state log."""
+        self.proxy.forward(_FORWARDED_AS[target], tp, offset, delivery)
+        return _FORWARDED
 
     def status(self) -> dict[str, object]:
         """The status page: each served partition's committed position (``start_offset``),

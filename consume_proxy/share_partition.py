@@ -40,6 +40,7 @@ merges but hands nothing out.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from sortedcontainers import SortedSet  # type: ignore[import-untyped]  # ships no type hints
@@ -133,7 +134,7 @@ class SharePartition:
         self._finished = _Finished(self._records)
         self._known: dict[int, Progress] = {}  # merged progress of records not fetched yet
         self.max_record_locks = max_record_locks
-        self._locks = max_record_locks if max_record_locks is not None else float("inf")
+        self._locks = sys.maxsize if max_record_locks is None else max_record_locks
         self._pending = 0  # records PENDING now
         self.serving = True
 
@@ -221,7 +222,7 @@ class SharePartition:
     def acknowledge(self, offset: int, delivery: int | None = None) -> Record:
         """Acknowledge the current delivery of ``offset``: PENDING -> ACKNOWLEDGED."""
         record = self._leased(offset, delivery, "acknowledge")
-        full = self.full
+        full = self._pending >= self._locks
         TimerTask.cancel(record)
         self._move(record, RecordState.ACKNOWLEDGED)
         self._unlocked(full)
@@ -235,7 +236,7 @@ class SharePartition:
     def reject(self, offset: int, delivery: int | None = None) -> None:
         """Give up on ``offset`` for good: PENDING -> ARCHIVED (to the dead-letter sink)."""
         record = self._leased(offset, delivery, "reject")
-        full = self.full
+        full = self._pending >= self._locks
         TimerTask.cancel(record)
         self._on_delivery_end(self.tp, offset, record.delivery_count)
         self._archive(record)
@@ -295,7 +296,7 @@ class SharePartition:
 
     def _adopt(self, record: _InFlight, target: Progress) -> None:
         """Move ``record`` to ``target``, a progress at least as high as its own."""
-        full = self.full
+        full = self._pending >= self._locks
         self._adopt_progress(record, target)
         self._unlocked(full)
 
@@ -358,7 +359,7 @@ class SharePartition:
 
     def _end_delivery(self, record: _InFlight) -> None:
         """A delivery ended without an acknowledgement (Cancel, or the lease expired)."""
-        full = self.full
+        full = self._pending >= self._locks
         TimerTask.cancel(record)
         self._on_delivery_end(self.tp, record.offset, record.delivery_count)
         if record.delivery_count >= self.delivery_count_limit:

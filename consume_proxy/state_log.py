@@ -199,28 +199,28 @@ class StateLog:
     def pending(self, tp: TopicPartition, offset: int, delivery: int, deadline: int) -> None:
         """Write that ``delivery`` of ``offset`` is handed out, leased until ``deadline``
         (again with a later deadline when it is renewed)."""
-        self._written(self._write(_K.PENDING, tp, offset, delivery, deadline))
+        self._written(self._write(_K.PENDING, tp, offset, delivery, deadline, self._streams[tp]))
 
     def acknowledged(self, tp: TopicPartition, offset: int, delivery: int) -> None:
         """Write that ``delivery`` of ``offset`` was acknowledged (its delivery ends)."""
         self.delivery_ended(tp, offset, delivery)
-        self._written(self._write(_K.ACKNOWLEDGED, tp, offset, delivery, None))
+        self._written(self._write(_K.ACKNOWLEDGED, tp, offset, delivery, None, self._streams[tp]))
 
     def archived(self, tp: TopicPartition, offset: int, delivery: int) -> None:
         """Write that ``offset`` was archived after ``delivery`` (which has ended)."""
-        self._written(self._write(_K.ARCHIVED, tp, offset, delivery, None))
+        self._written(self._write(_K.ARCHIVED, tp, offset, delivery, None, self._streams[tp]))
 
     def claim(self, tp: TopicPartition, offset: int) -> LogEntry:
         """Write that this writer takes ``tp``'s shared stream over, serving the data from
         ``offset``; returns the entry (its sequence identifies it when read back)."""
-        return self._write(_K.CLAIM, tp, offset, 0, None)
+        return self._write(_K.CLAIM, tp, offset, 0, None, self._streams[tp])
 
     def forward(self, kind: LogEntryKind, tp: TopicPartition, offset: int, delivery: int) -> None:
         """Write a request for ``tp``'s owner (``kind`` one of :data:`REQUESTS`); ``tp`` need
         not be open here. Raises ValueError for another kind."""
         if kind not in REQUESTS:
             raise ValueError(f"only a request can be forwarded, not {kind}")
-        self._write(kind, tp, offset, delivery, None)
+        self._write(kind, tp, offset, delivery, None, None)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -287,8 +287,10 @@ class StateLog:
         offset: int,
         delivery: int,
         deadline: int | None,
+        stream: _Stream | None,
     ) -> LogEntry:
-        stream = self._streams.get(tp) if kind not in REQUESTS else None
+        """Put an entry in the outbox; ``stream`` is ``tp``'s (None for a request, which
+        goes to a stream of another server's)."""
         position = UNPLACED
         if stream is not None and not stream.shared:
             position = stream.end
