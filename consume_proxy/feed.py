@@ -29,7 +29,9 @@ in-process :class:`~consume_proxy.cluster_feed.ClusterFeed`, the real
   condition) never lands without it; one commit in flight (:meth:`Feed.committed`), positions
   a failed commit carried are sent again. A partition's commit does not pass a record whose
   dead letter has not been produced yet (its data and log positions are held back together,
-  at the last pair computed before that record was archived), so no dead letter is lost.
+  at the last pair computed before that record was archived). So a record the log says was
+  archived, at or past the committed position, may not have its dead letter yet: a server
+  catching up produces it again once it has the record (dead letters are at least once).
 * :meth:`Feed.flow`: the data fetches to pause (a partition holding ``window`` fetched,
   uncommitted records) and to resume (down to half, from the proxy's end).
 """
@@ -45,6 +47,7 @@ from consume_proxy.errors import LogFormatError
 from consume_proxy.log_format import decode_entry, encode_entry
 from consume_proxy.proxy import ConsumeProxy
 from consume_proxy.record_state import Record
+from consume_proxy.state_log import LogEntryKind
 from replica.types import TopicPartition
 
 __all__ = [
@@ -136,6 +139,7 @@ class Feed:
         self._paused: set[TopicPartition] = set()
         self._outgoing: dict[TopicPartition, _Outgoing] = {}
         self._dead: dict[TopicPartition, list[int]] = {}  # dead letters not produced yet
+        self._archived_before: dict[TopicPartition, dict[int, int]] = {}  # -> delivery
         self._snapshots: dict[TopicPartition, list[tuple[int, int]]] = {}  # (data, log)
         self._confirmed: dict[TopicPartition, int] = {}  # positions the group has
         self._committing: dict[TopicPartition, int] | None = None
@@ -219,11 +223,17 @@ class Feed:
         if tp not in self._log_next:
             return 0
         partition = self.proxy.partition(tp)
+        again = self._archived_before.get(tp)
         appended = 0
         for offset, key, value in records:
             if offset >= partition.end_offset:
                 self.proxy.append(tp, offset, key, value)
                 appended += 1
+                if again and offset in again:
+                    self._dead_letter(tp, offset, key, value, again.pop(offset))
+        if again:  # what the data skipped (holes) has no dead letter
+            for offset in [o for o in again if o < partition.end_offset]:
+                del again[offset]
         return appended
 
     def log(self, tp: TopicPartition, records: Fetched) -> None:
@@ -245,6 +255,8 @@ class Feed:
             if entry.tp != tp:
                 self.bad_log_records += 1
                 continue
+            if entry.kind is LogEntryKind.ARCHIVED and tp in self.proxy.catching_up():
+                self._archived_earlier(tp, entry.offset, entry.delivery)
             self.proxy.replay(entry)
             if tp not in self.proxy.served:
                 self._forget(tp)
@@ -336,17 +348,42 @@ class Feed:
     # -- internals ----------------------------------------------------------------------------
 
     def _archived(self, record: Record) -> None:
-        """The proxy archived ``record``: queue its dead letter, hold its commit back."""
-        assert self.dead_letter_topic is not None
+        """The proxy archived ``record``: its dead letter."""
         tp = TopicPartition(record.topic, record.partition)
-        values = (record.topic, record.partition, record.offset, record.delivery_count)
-        named = zip(DEAD_LETTER_HEADERS, values, strict=True)
-        headers = tuple((name, str(value).encode()) for name, value in named)
-        dead_tp = TopicPartition(self.dead_letter_topic, record.partition)
-        self._queue(dead_tp, OutRecord(record.key, record.value, headers), (tp, record.offset))
-        self._dead.setdefault(tp, []).append(record.offset)
+        self._dead_letter(tp, record.offset, record.key, record.value, record.delivery_count)
         if self._sink is not None:
             self._sink(record)
+
+    def _archived_earlier(self, tp: TopicPartition, offset: int, delivery: int) -> None:
+        """Catching up, the log says ``offset`` was archived; unless the data commit passed
+        it, its dead letter may not have been produced: again, once the record is here."""
+        if self.dead_letter_topic is None:
+            return
+        partition = self.proxy.partition(tp)
+        if offset < partition.start_offset:
+            return
+        fetched = partition.fetched(offset)
+        if fetched is not None:
+            self._dead_letter(tp, offset, *fetched, delivery)
+        elif offset >= partition.end_offset:
+            self._archived_before.setdefault(tp, {})[offset] = delivery
+
+    def _dead_letter(
+        self,
+        tp: TopicPartition,
+        offset: int,
+        key: bytes | None,
+        value: bytes | None,
+        delivery: int,
+    ) -> None:
+        """Queue the dead letter of record ``offset`` of ``tp``; hold its commit back."""
+        assert self.dead_letter_topic is not None
+        values = (tp.topic, tp.partition, offset, delivery)
+        named = zip(DEAD_LETTER_HEADERS, values, strict=True)
+        headers = tuple((name, str(value).encode()) for name, value in named)
+        dead_tp = TopicPartition(self.dead_letter_topic, tp.partition)
+        self._queue(dead_tp, OutRecord(key, value, headers), (tp, offset))
+        self._dead.setdefault(tp, []).append(offset)
 
     def _queue(
         self, tp: TopicPartition, record: OutRecord, dead: tuple[TopicPartition, int] | None
@@ -387,6 +424,7 @@ class Feed:
         produced for it still is)."""
         del self._log_next[tp]
         self._paused.discard(tp)
+        self._archived_before.pop(tp, None)
         self._snapshots.pop(tp, None)
         self._confirmed.pop(tp, None)
         self._confirmed.pop(self.log_partition(tp), None)

@@ -154,6 +154,12 @@ class SharePartition:
         record = self._get(offset)
         return record.deadline if record.state is _PENDING else None
 
+    def fetched(self, offset: int) -> tuple[bytes | None, bytes | None] | None:
+        """The key and value of the record at ``offset``, or None if it is not in the map
+        (committed, a hole, or not fetched yet)."""
+        record = self._records.get(offset)
+        return None if record is None else (record.key, record.value)
+
     @property
     def has_available(self) -> bool:
         """True if a Read could be given a record now (never while catching up, nor while

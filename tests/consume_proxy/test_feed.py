@@ -147,3 +147,44 @@ def test_revoke_returns_the_last_positions_and_records_not_about_the_partition_a
     assert feed.revoke(TP) == {TP: 1, LOG: 1}  # its entries are not read back: the log waits
     assert feed.proxy.served == []
     assert len(broker.produce()[0].records) == 2  # its entries are still produced
+
+
+@pytest.mark.parametrize("data_first", [False, True])
+def test_a_server_catching_up_produces_again_a_dead_letter_its_archiver_lost(
+    data_first: bool,
+) -> None:
+    feed, broker = started(dead_letter_topic="jobs.dead")
+    feed.proxy.reject(TP, hand_out(feed).offset)
+    for batch in feed.batches():  # the archiver dies having produced its log, not the letter
+        if batch.tp == LOG:
+            broker.log.extend(batch.records)
+    assert broker.dead == []
+    new = Feed(ConsumeProxy(lease_duration=10, writer=6), dead_letter_topic="jobs.dead")
+    records = [(o, None, b"%d" % o) for o in range(3)]
+    new.assign(TP, 0, 0)
+    if data_first:
+        new.data(TP, records)
+    broker.log.extend(new.batches()[0].records)  # its claim
+    new.log(TP, [(p, r.key, r.value) for p, r in enumerate(broker.log)])
+    assert new.proxy.catching_up() == []
+    if not data_first:
+        new.data(TP, records)
+    assert new.commits() == {}  # data and log wait for the letter: offset 0 is archived
+    (letter,) = [b for b in new.batches() if b.tp == DEAD]
+    assert letter.records[0].value == b"0"
+    assert dict(letter.records[0].headers)["consume_proxy.delivery_count"] == b"1"
+    new.produced(letter, True)
+    assert new.commits() == {TP: 1, LOG: 4}  # past its claim, at 3
+
+
+def test_a_dead_letter_the_group_committed_past_is_not_produced_again() -> None:
+    feed, broker = started(dead_letter_topic="jobs.dead")
+    feed.proxy.reject(TP, hand_out(feed).offset)
+    broker.produce()  # the log and the letter
+    assert feed.commits()[TP] == 1  # the letter is out: the commit passes it
+    new = Feed(ConsumeProxy(lease_duration=10, writer=6), dead_letter_topic="jobs.dead")
+    new.assign(TP, 1, 0)  # the group's committed data offset is past the archived record
+    broker.log.extend(new.batches()[0].records)
+    new.log(TP, [(p, r.key, r.value) for p, r in enumerate(broker.log)])
+    new.data(TP, [(o, None, b"%d" % o) for o in range(1, 3)])
+    assert [b.tp for b in new.batches()] == []
