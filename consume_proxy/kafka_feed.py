@@ -21,7 +21,8 @@ Kafka, the project's wire-protocol broker (``kafka_server``) included.
   session timeout: a server fenced because it was a zombie has learned from the group by then
   that the partition moved, so only a rightful owner claims again; one fenced by a zombie's
   late claim gets its partition back), one whose assignment failed (the committed offsets
-  could not be read) at once. The claim is read from the group's committed offsets again.
+  could not be read, e.g. the log topic is missing) a second later, and so on until it
+  succeeds. The claim starts again from the group's committed offsets.
 * **The producer** produces the feed's batches (the state log, requests forwarded to other
   servers' partitions, dead letters) with acks=all, each batch flushed before the next to
   its partition, in order.
@@ -32,8 +33,8 @@ rebalance callback, before the group may give the partition to another server. I
 deliveries move with it: the new owner reads their Pending entries and keeps their leases,
 and a reader that acknowledges at this server after the move is forwarded to the new owner.
 The default assignor is ``cooperative-sticky`` (KIP-429, client side, over the classic group
-protocol): a rebalance revokes only the partitions that move. With an eager assignor (``-X
-partition.assignment.strategy=range``) every rebalance revokes everything; the feed then
+protocol): a rebalance revokes only the partitions that move. With an eager assignor
+(``consumer.partition.assignment.strategy=range``) every rebalance revokes everything; the feed then
 keeps the revoked partitions until the assignment, and one that comes back keeps its state.
 A partition *lost* (the session expired) is dropped at once, without a commit.
 
@@ -71,6 +72,7 @@ _logger = logging.getLogger("consume_proxy.kafka_feed")
 _BATCH = 500  # messages taken from a consumer per poll
 _CLOSE_TIMEOUT_S = 10.0
 _FLUSH_S = 1.0  # a producer flush waits this long between checks for cancellation
+_RETRY_S = 1.0  # a partition whose claim failed is claimed again after this long
 
 Setting = str | int | float | bool
 
@@ -467,7 +469,7 @@ class KafkaFeed:
             log_start = starts.get(feed.log_partition(tp))
             if start is None or log_start is None:
                 self._to_pause.append(tp)
-                self._unserve(tp, trio.current_time() + self.poll_interval_s * 10)
+                self._unserve(tp, trio.current_time() + _RETRY_S)
                 positions[tp] = OFFSET_INVALID  # the client's own idea: it is paused
                 continue
             self._unserve(tp, None)
