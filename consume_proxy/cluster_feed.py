@@ -6,6 +6,9 @@ requests what :class:`~consume_proxy.feed.Feed` says (read that first): the stat
 commits, dead letters and flow control are the feed's, shared with the real server's
 :class:`~consume_proxy.kafka_feed.KafkaFeed`. The state log topic (``log_topic``) must exist
 with as many partitions as the data topic, and so must the dead-letter topic if one is given.
+A proxy given no writer id gets one derived from the client's id (its first 8 bytes of
+BLAKE2b, so the same client id gives the same id in every run): feeds sharing a log need
+clients with distinct ids.
 
 * :meth:`ClusterFeed.assign` looks up the group's committed offsets of the data partition and
   of its log partition (one OffsetFetch; 0 when nothing is committed) and starts reading both.
@@ -25,6 +28,8 @@ calls :meth:`~ClusterFeed.poll` afterwards.
 
 from __future__ import annotations
 
+import hashlib
+
 from apis.fetch import FetchResponse
 from apis.offset_commit import OffsetCommitResponse
 from apis.offset_fetch import OffsetFetchResponse
@@ -33,7 +38,7 @@ from cluster.client import Client
 from cluster.cluster import Call
 from consume_proxy.errors import InvalidProxyConfigError
 from consume_proxy.feed import DEFAULT_LOG_TOPIC, DEFAULT_WINDOW, Batch, Feed, Fetched
-from consume_proxy.proxy import ConsumeProxy
+from consume_proxy.proxy import MAX_WRITER, ConsumeProxy
 from replica.errors import Errors
 from replica.records import Record as KafkaRecord
 from replica.types import FetchPartitionData, TopicPartition
@@ -61,6 +66,8 @@ class ClusterFeed:
         self.client = client
         self.group_id = group_id
         self.max_wait_ms = max_wait_ms
+        if not proxy.writer:
+            proxy.writer = _writer_of(client.client_id)
         self.feed = Feed(
             proxy, log_topic=log_topic, dead_letter_topic=dead_letter_topic, window=window
         )
@@ -162,6 +169,12 @@ class ClusterFeed:
             call = self.client.commit(self.group_id, due)
             self._committing = (due, call)
             self.commits.append(call)
+
+
+def _writer_of(client_id: str) -> int:
+    """A writer id for ``client_id``: 1 to 2**63-1, the same in every run."""
+    digest = hashlib.blake2b(client_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % MAX_WRITER + 1
 
 
 def _answer(call: Call, tp: TopicPartition) -> FetchPartitionData | None:

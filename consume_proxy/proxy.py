@@ -390,6 +390,22 @@ class ConsumeProxy:
         self.log.pending(tp, offset, partition.progress(offset).delivery, deadline)
         return deadline
 
+    @property
+    def writer(self) -> int:
+        """The id this proxy's log entries carry (0: none given)."""
+        return self.log.writer
+
+    @writer.setter
+    def writer(self, writer: int) -> None:
+        """Give the proxy its writer id, before it writes anything (a driver that owns the
+        choice: see :class:`~consume_proxy.cluster_feed.ClusterFeed`). Raises
+        InvalidProxyConfigError if it is out of range or entries were written already."""
+        if type(writer) is not int or not 0 <= writer <= MAX_WRITER:
+            raise InvalidProxyConfigError(f"writer must be an int 0 to 2**63-1, got {writer!r}")
+        if self.log.written:
+            raise InvalidProxyConfigError("the writer id cannot change once entries are written")
+        self.log.writer = writer
+
     # -- time and output --------------------------------------------------------------------
 
     @property

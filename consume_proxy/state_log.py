@@ -175,6 +175,11 @@ class StateLog:
         """Forget ``tp``'s stream (the partition moved away); its entries in the outbox stay."""
         del self._streams[tp]
 
+    @property
+    def written(self) -> int:
+        """How many entries this log has written (its next sequence number)."""
+        return self._sequence
+
     def committed(self, tp: TopicPartition) -> int:
         """The commit position of ``tp``'s stream."""
         return self._streams[tp].committed

@@ -283,3 +283,16 @@ def test_archived_records_go_to_the_dead_letter_topic_before_the_commit_passes_t
     assert letter.value == b"poison"
     assert dict(letter.headers)["consume_proxy.offset"] == b"0"
     assert committed(client, P1) == {P1: 2}
+
+
+def test_a_proxy_without_a_writer_id_takes_one_from_its_client() -> None:
+    cluster, _ = started()
+    ids = []
+    for name in ("proxy-0", "proxy-1", "proxy-0"):
+        proxy = ConsumeProxy(lease_duration=1_000, start=cluster.clock.now)
+        ClusterFeed(proxy, Client(cluster, name), GROUP)
+        ids.append(proxy.writer)
+    assert ids[0] == ids[2] != ids[1] and all(ids)  # the same id in every run, distinct
+    given = ConsumeProxy(writer=7)
+    ClusterFeed(given, Client(cluster, "proxy-0"), GROUP)
+    assert given.writer == 7

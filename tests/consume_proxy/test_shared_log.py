@@ -248,3 +248,14 @@ def test_a_late_entry_ending_a_delivery_of_a_record_not_fetched_yet_settles_it()
     assert owner.state(A, 0) is RecordState.ACKNOWLEDGED
     assert owner.commit() == {A: 1}
     assert owner.log.commit() == {A: 3}  # the Pending entry settled with its delivery
+
+
+def test_a_writer_id_is_given_once_and_before_anything_is_written() -> None:
+    proxy = ConsumeProxy()
+    with pytest.raises(InvalidProxyConfigError, match="int 0 to"):
+        proxy.writer = -1
+    proxy.writer = 4
+    proxy.assign(A, 0, log_start=0, tail=True)  # writes its claim
+    with pytest.raises(InvalidProxyConfigError, match="once entries are written"):
+        proxy.writer = 5
+    assert proxy.writer == 4 and proxy.poll_log()[0].writer == 4
