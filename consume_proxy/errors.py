@@ -55,5 +55,7 @@ class LogFormatError(ProxyError, ValueError):
 
 
 class LogDivergedError(ProxyError, RuntimeError):
-    """The state log partition holds entries this server did not write where it expected its
-    own: another server writes it too (a previous owner that is still alive)."""
+    """For a write-ahead driver of a one-writer log (``assign`` without ``tail``, where the
+    proxy numbers its own entries): a batch landed at offsets other than its entries'
+    positions, so another server writes the partition too. The feeds share their logs
+    (``tail=True``) and tell writers apart by their claims instead."""
