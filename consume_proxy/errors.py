@@ -10,7 +10,6 @@ __all__ = [
     "InvalidProxyConfigError",
     "InvalidRecordStateError",
     "LeaseExpiredError",
-    "LogDivergedError",
     "LogFormatError",
     "OffsetOutOfRangeError",
     "ProxyError",
@@ -52,10 +51,3 @@ class RecordNotHandedOutError(InvalidRecordStateError):
 
 class LogFormatError(ProxyError, ValueError):
     """A record of the state log topic is not a state-log entry this version can read."""
-
-
-class LogDivergedError(ProxyError, RuntimeError):
-    """For a write-ahead driver of a one-writer log (``assign`` without ``tail``, where the
-    proxy numbers its own entries): a batch landed at offsets other than its entries'
-    positions, so another server writes the partition too. The feeds share their logs
-    (``tail=True``) and tell writers apart by their claims instead."""
