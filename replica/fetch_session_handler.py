@@ -52,9 +52,11 @@ _MAX_EPOCH = 2**31 - 1
 
 
 class FetchMetadata:
-    """A fetch's session id and epoch (see the module docstring's table); a value, compared
-    and hashed by its fields. A plain class, not an attrs one: three are made per fetch, and a
-    plain class is native (cheap to build and read) in the compiled build."""
+    """A fetch's session id and epoch (see the module docstring's table). An immutable value:
+    equal, and hashed alike, when both fields are.
+
+    A plain class, not an attrs one: every fetch makes one or two, on the client's and on the
+    broker's side, and a plain class is built natively in the compiled build."""
 
     __slots__ = ("epoch", "session_id")
 
@@ -78,7 +80,7 @@ class FetchMetadata:
     @property
     def is_full(self) -> bool:
         """True for a full fetch (epoch INITIAL or FINAL)."""
-        return self.epoch in (INITIAL_EPOCH, FINAL_EPOCH)
+        return self.epoch == INITIAL_EPOCH or self.epoch == FINAL_EPOCH
 
     def next_incremental(self) -> FetchMetadata:
         """The next fetch in this session: epoch + 1, wrapping past 2**31-1 to 1 (Kafka's
@@ -89,8 +91,7 @@ class FetchMetadata:
 class FetchRequestData:
     """One fetch built by :meth:`FetchSessionHandler.build`: its session metadata, the
     partitions to send (all for a full fetch, the added or changed ones for an incremental
-    one) and those to forget. Not to be changed once made (a plain class, as
-    :class:`FetchMetadata` is)."""
+    one) and those to forget. Read-only (a plain class: one per fetch)."""
 
     __slots__ = ("forgotten", "metadata", "to_send")
 
@@ -103,6 +104,12 @@ class FetchRequestData:
         self.metadata = metadata
         self.to_send = to_send
         self.forgotten = forgotten
+
+    def __repr__(self) -> str:
+        return (
+            f"FetchRequestData(metadata={self.metadata!r}, to_send={self.to_send!r}, "
+            f"forgotten={self.forgotten!r})"
+        )
 
 
 class FetchSessionHandler:
@@ -128,12 +135,10 @@ class FetchSessionHandler:
         self._session_partitions = fetch_infos
         if metadata.is_full:
             return FetchRequestData(metadata, fetch_infos, ())
-        # A fetcher hands the same fetch data object again while nothing changed: identity
-        # settles most partitions without comparing fields.
-        to_send = {}
+        to_send: dict[TopicPartition, PartitionFetchInfo] = {}
         for tp, info in fetch_infos.items():
             sent = previous.get(tp)
-            if sent is not info and sent != info:
+            if sent is not info and sent != info:  # the same object is unchanged: no compare
                 to_send[tp] = info
         forgotten = tuple(tp for tp in previous if tp not in fetch_infos)
         return FetchRequestData(metadata, to_send, forgotten)

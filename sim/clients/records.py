@@ -7,8 +7,9 @@ record untouched, so a consumer can tell which produced message it received, and
 duplicates. The header adds 25 bytes to the record's size on the wire.
 
 The producer sends a batch's records as one :class:`replica.records.RecordColumns` whose
-header column is the message ids; :func:`message_ids_of` reads them back from any records
-without building a :class:`~replica.records.Record` when they are columns.
+header column is the message ids; :func:`message_ids_of` and :func:`message_ids_column` read
+them back from any records without building a :class:`~replica.records.Record` when they are
+columns.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "MESSAGE_ID_HEADER",
     "make_record",
     "message_id_of",
+    "message_ids_column",
     "message_ids_of",
     "message_record_size",
 ]
@@ -69,3 +71,11 @@ def message_record_size(key: bytes | None, value_size: int) -> int:
     """Bytes of the record :func:`make_record` builds, at offset and timestamp delta 0 (what a
     producer counts against ``batch.size``)."""
     return record_size_in_bytes(make_record(0, key, value_size), 0, 0)
+
+
+def message_ids_column(records: Sequence[Record]) -> Sequence[int]:
+    """The message id of each record of ``records``, -1 for a record without one (columns
+    made by a sim producer are returned as they are: every record has one)."""
+    if isinstance(records, RecordColumns) and records.header_key == MESSAGE_ID_HEADER:
+        return records.header_values
+    return [-1 if m is None else m for m in map(message_id_of, records)]
