@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sim.output.health import empty_latency_warnings, fell_behind_warnings
+from sim.output.health import arrival_rates, empty_latency_warnings, fell_behind_warnings
 
 __all__ = [
     "LATENCIES",
@@ -159,7 +159,9 @@ def summarize(
     summary["warnings"] = [
         *warnings,
         *empty_latency_warnings(latency, summary["unfinished"]),
-        *fell_behind_warnings(samples, warmup_us, duration_us),
+        *fell_behind_warnings(
+            samples, warmup_us, duration_us, arrival_rates(messages, warmup_us, duration_us)
+        ),
     ]
     return summary
 
