@@ -191,6 +191,12 @@ def sweep_main(argv: Sequence[str]) -> int:
             _log.info("sweep job: %.2f s (simulations %.2f s summed over %d task slots)",
                       job_s, output.simulation_s, slots)  # fmt: skip
             manifest = output.manifest
+            if output.kept:
+                runs = len(manifest.points) * len(manifest.seeds)
+                print(
+                    f"resumed: {output.kept} of {runs} runs kept from an earlier attempt in "
+                    f"{out_dir}, {runs - output.kept} run now (--fresh runs them all again)"
+                )
             print(
                 f"records: {out_dir / 'records'} ("
                 + ", ".join(f"{t.name} {t.rows} rows" for t in manifest.tables.values())
@@ -210,8 +216,9 @@ def sweep_main(argv: Sequence[str]) -> int:
                 session_stop_s = time.perf_counter() - started
                 _log.info("Spark stopped in %.2f s", session_stop_s)
         timings = SweepTimings(
-            session_start_s, job_s, output.simulation_s, slots, analysis_s, session_stop_s
-        )
+            session_start_s, job_s, output.simulation_s, slots, analysis_s, session_stop_s,
+            kept_runs=output.kept,
+        )  # fmt: skip
         report = write_report(out_dir, summary, timings)
         print(
             f"fixed cost: {timings.fixed_s:.1f} s (Spark start-up and shutdown, job overhead, "

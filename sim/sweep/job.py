@@ -149,13 +149,14 @@ def execute_task(
 
 @attrs.frozen
 class SweepOutput:
-    """Where a sweep's files are, its manifest (failed runs included), and the wall time its
-    simulations took inside their tasks, summed (``simulation_s``; runs kept from an earlier
-    attempt count with their own time)."""
+    """Where a sweep's files are, its manifest (failed runs included), the wall time the
+    simulations this sweep ran took inside their tasks, summed (``simulation_s``), and how many
+    runs it kept from an earlier attempt instead of running them (``kept``)."""
 
     out_dir: Path
     manifest: Manifest
     simulation_s: float
+    kept: int = 0
 
 
 def run_sweep(
@@ -231,7 +232,10 @@ def run_sweep(
     (out_dir / SCENARIO_NAME).write_text(scenario_toml(resolved), encoding="utf-8")
     manifest.write(out_dir)
     return SweepOutput(
-        out_dir=out_dir, manifest=manifest, simulation_s=sum(r.wall_s for r in results)
+        out_dir=out_dir,
+        manifest=manifest,
+        simulation_s=sum(r.wall_s for r in results if r.task_id not in kept),
+        kept=len(kept),
     )
 
 
