@@ -4,10 +4,10 @@
 and return the exit status: 0 on success; 1 when runs failed (the report lists them; running
 the same command again retries them and keeps the rest) or the sweep could not run (no Java,
 the Spark JVM killed); 2 for a bad study, runner name, argument or an output directory that
-cannot be written (all found before Spark starts); 130 when interrupted (Ctrl-C; a rerun
-resumes). Errors are printed as one line on stderr, never a traceback (py4j's own error log
-and pyspark's accumulator server are silenced); the progress bar also goes to stderr; results
-go to stdout.
+cannot be written or holds what the sweep would delete (all found before Spark starts); 130
+when interrupted (Ctrl-C; a rerun resumes). Errors are printed as one line on stderr, never a
+traceback (py4j's own error log and pyspark's accumulator server are silenced); the progress
+bar also goes to stderr; results go to stdout.
 """
 
 from __future__ import annotations
@@ -31,8 +31,14 @@ from pyspark.sql import SparkSession
 from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.sweep.analysis import analyse
-from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
-from sim.sweep.job import run_sweep
+from sim.sweep.errors import (
+    JavaNotFoundError,
+    OutputConflictError,
+    RunnerError,
+    StudyError,
+    SweepError,
+)
+from sim.sweep.job import check_sweep_output, run_sweep
 from sim.sweep.manifest import FailedRun
 from sim.sweep.report import SweepTimings, write_report
 from sim.sweep.runner import DEFAULT_RUNNER, load_runner
@@ -62,7 +68,7 @@ def guarded(prog: str, body: Callable[[], int]) -> int:
     """Run ``body``, turning the sweep's known failures into one line on stderr and a status."""
     try:
         return body()
-    except (StudyError, RunnerError, OutputDirError) as exc:
+    except (StudyError, RunnerError, OutputDirError, OutputConflictError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except (JavaNotFoundError, SweepError) as exc:
@@ -170,6 +176,7 @@ def sweep_main(argv: Sequence[str]) -> int:
         run_point = load_runner(args.runner)
         check_points(study)
         out_dir = prepare_output_dir(args.out or DEFAULT_OUT / study.name)
+        check_sweep_output(study, out_dir, runner_name=args.runner, resume=not args.fresh)
         owns_spark = SparkContext._active_spark_context is None
         started = time.perf_counter()
         spark = start_session(

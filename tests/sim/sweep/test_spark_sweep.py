@@ -34,7 +34,7 @@ from sim.sweep import session as session_module
 from sim.sweep import simulate
 from sim.sweep.analysis import analyse
 from sim.sweep.cli import sweep_bench_main, sweep_main
-from sim.sweep.errors import JavaNotFoundError, SweepError
+from sim.sweep.errors import JavaNotFoundError, OutputConflictError, SweepError
 from sim.sweep.grid import expand_tasks
 from sim.sweep.java import install_hint
 from sim.sweep.job import run_sweep
@@ -386,6 +386,27 @@ def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(
     assert stderr.startswith(f"sweep: output error: {out}: cannot ")
 
 
+def test_an_output_directory_of_other_files_exits_2_before_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark must not start")
+
+    monkeypatch.setattr("sim.sweep.cli.start_session", never)
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "mine.parquet").write_bytes(b"someone's data")
+    argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", FAKE_RUNNER]
+    for fresh in ([], ["--fresh"]):
+        status, stdout, stderr = run_cli(sweep_main, [*argv, *fresh])
+        assert (status, stdout) == (2, "")
+        assert stderr == (
+            f"sweep: {tmp_path}: not empty and not a sweep's output directory (it has no tasks/ "
+            "nor sweep.json); a sweep deletes and overwrites files in its output directory: "
+            "choose a new or empty one\n"
+        )
+    assert (tmp_path / "records" / "mine.parquet").read_bytes() == b"someone's data"
+
+
 def test_failed_and_timed_out_runs_are_recorded_and_the_rest_finish(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -480,10 +501,16 @@ def test_a_rerun_keeps_the_finished_runs_and_runs_only_the_others(
     again = {p: p.read_bytes() for p in sorted((out / "records").rglob("seed-*.parquet"))}
     assert again == first  # same seed, same bytes, whether kept or run again
     assert output.manifest.failed == () and len(output.manifest.points) == 4
-    # Another runner (or any other input) is another run: nothing is kept. So is --fresh.
+    # Another runner (or any other input) is another run: nothing could be kept, and the
+    # finished runs are not deleted behind the caller's back: refused, unless afresh.
     for path in log.iterdir():
         path.unlink()
-    run_sweep(spark, study, out, run, runner_name="other", progress=False)
+    with pytest.raises(OutputConflictError, match="holds 8 finished runs this study does not"):
+        run_sweep(spark, study, out, run, runner_name="other", progress=False)
+    assert not list(log.iterdir()) and again == {
+        p: p.read_bytes() for p in sorted((out / "records").rglob("seed-*.parquet"))
+    }
+    run_sweep(spark, study, out, run, runner_name="other", progress=False, resume=False)
     assert len(list(log.iterdir())) == 8
     run_sweep(spark, study, out, run, runner_name="other", progress=False, resume=False)
     assert len(list(log.iterdir())) == 16
