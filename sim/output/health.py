@@ -1,7 +1,13 @@
 """Warnings about a run whose numbers would otherwise mislead: what the summary must say aloud.
 
-Two kinds are found in the run's data (the world adds its own, about faults, through
+Three kinds are found in the run's data (the world adds its own, about faults, through
 :meth:`~sim.output.MetricsRecorder.warn`):
+
+* **Acknowledged messages lost** (:func:`loss_warnings`): messages acknowledged with acks=all
+  or acks=1 that the final leader logs lack, not deleted by retention (the summary's
+  ``loss`` section counts them; a table line alone is easy to miss, and a sweep's report
+  lists warnings per run). Absent acks=0 messages are not warned about: acks=0 promises
+  nothing, and the messages still on the wire when the run ends are among them.
 
 * **Empty latency statistics, and why** (:func:`empty_latency_warnings`): a latency is empty
   when no message sent after the warmup reached its end event; the warning names the first
@@ -54,6 +60,7 @@ __all__ = [
     "arrival_rates",
     "empty_latency_warnings",
     "fell_behind_warnings",
+    "loss_warnings",
 ]
 
 GROUP_LAG = "group_lag"
@@ -80,6 +87,21 @@ _STAGES: tuple[tuple[str, str, str], ...] = (
 )
 _LAST_STAGE = {"produce": 0, "end_to_end": 1, "commit": 3, "send_to_commit": 3}
 """Latency name -> index in _STAGES of the event the latency ends at."""
+
+
+def loss_warnings(loss: Mapping[str, Mapping[str, int]] | None) -> list[str]:
+    """One warning per acks level (all, 1) of the summary's ``loss`` section whose
+    acknowledged messages the final leader logs lack; none without a section."""
+    warnings = []
+    for name, label in (("acks_all", "acks=all"), ("acks_1", "acks=1")):
+        counts = (loss or {}).get(name)
+        if counts and counts["lost_acked"]:
+            warnings.append(
+                f"{counts['lost_acked']} of the {counts['acked']} messages acknowledged with "
+                f"{label} are missing from the final leader logs (lost, not deleted by "
+                "retention): messages.parquet has log_copies = 0 for them"
+            )
+    return warnings
 
 
 def empty_latency_warnings(
