@@ -85,7 +85,7 @@ def run_scenario(
     wall_seconds = time.perf_counter() - started
     _log.info("simulated %g virtual s (seed %d): %d events in %.2f s", config.duration / 1e6,
               run_seed, events_processed, wall_seconds)  # fmt: skip
-    messages, requests, timeseries = recorder.tables()
+    messages, requests, timeseries = recorder.take_tables()
     warnings = recorder.warnings
     del recorder  # its columns are in the tables now
     phase_ended("tables")

@@ -137,19 +137,24 @@ def _reason(name: str, unfinished: Mapping[str, int]) -> str:
 def arrival_rates(messages: pa.Table, warmup_us: int, duration_us: int) -> dict[str, float]:
     """Messages per second sent in ``[warmup_us, duration_us]``, per producer (its client id)
     and per partition (``<topic>-<partition>``): the rates :func:`fell_behind_warnings`
-    compares the growth of a backlog or a lag with."""
+    compares the growth of a backlog or a lag with. Counted with bit masks per producer and
+    per topic, so that a long run's table is not copied (about 5 bytes per message at most)."""
     sent = messages.column("sent_us")
-    recent = messages.filter(
-        pc.and_(pc.greater_equal(sent, warmup_us), pc.less_equal(sent, duration_us))
-    )
+    in_window = pc.and_(pc.greater_equal(sent, warmup_us), pc.less_equal(sent, duration_us))
     seconds = max(duration_us - warmup_us, 1) / 1e6
     rates: dict[str, float] = {}
-    for row in recent.group_by("producer").aggregate([([], "count_all")]).to_pylist():
-        rates[row["producer"]] = row["count_all"] / seconds
-    partitioned = recent.filter(pc.is_valid(recent.column("partition")))
-    per_partition = partitioned.group_by(["topic", "partition"]).aggregate([([], "count_all")])
-    for row in per_partition.to_pylist():
-        rates[f"{row['topic']}-{row['partition']}"] = row["count_all"] / seconds
+    producers = messages.column("producer")
+    for producer in pc.unique(producers).drop_null().to_pylist():
+        count = pc.sum(pc.and_(in_window, pc.equal(producers, producer))).as_py() or 0
+        rates[producer] = count / seconds
+    topics = messages.column("topic")
+    partitions = pc.fill_null(messages.column("partition"), -1)
+    for topic in pc.unique(topics).drop_null().to_pylist():
+        mask = pc.and_(in_window, pc.equal(topics, topic))
+        numbers = partitions.filter(mask).to_numpy()
+        for number, count in enumerate(np.bincount(numbers[numbers >= 0])):
+            if count:
+                rates[f"{topic}-{number}"] = int(count) / seconds
     return rates
 
 

@@ -297,75 +297,96 @@ class MetricsRecorder:
     # -- tables --------------------------------------------------------------------------------
 
     def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
-        """The (messages, requests, timeseries) tables; see the schemas for their columns."""
-        return self._messages_table(), self._requests.table(), self._timeseries_table()
+        """The (messages, requests, timeseries) tables; see the schemas for their columns.
+        The recorder keeps its columns: a second call gives equal tables."""
+        return self._messages_table(False), self._requests.table(), self._timeseries_table()
 
-    def _messages_table(self) -> pa.Table:
-        """The messages table, built from the columns with numpy, one column at a time: its
-        peak memory is the table plus a few arrays of 8 bytes per message, never a Python
-        object per message and field."""
-        sent_ids = np.frombuffer(self._sent_ids, np.int64)
+    def take_tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """:meth:`tables`, letting go of each of the recorder's columns as soon as the tables
+        no longer need it, so that building them costs little memory beyond the tables
+        themselves; the recorder holds no measurements afterwards (the runner's way: it has
+        no use for the recorder once the tables exist)."""
+        messages = self._messages_table(True)
+        requests, self._requests = self._requests.table(), _RequestColumns()
+        return messages, requests, self._timeseries_table()
+
+    def _take(self, name: str, kind: type[np.generic], release: bool) -> np.ndarray[Any, Any]:
+        """The recorder's column ``name`` as a numpy view; with ``release`` the recorder lets
+        go of it (its memory goes when the view does)."""
+        column: array[Any] = getattr(self, name)
+        if release:
+            setattr(self, name, array(column.typecode))
+        return np.frombuffer(column, kind)
+
+    def _messages_table(self, release: bool) -> pa.Table:
+        """The messages table, built from the columns with numpy, one column at a time and
+        each event column in slices of :data:`_SLICE` events: besides the finished Arrow
+        columns it holds a few arrays of 8 bytes per message at once, never a Python object
+        per message and field, and (with ``release``) the recorder's columns go as they are
+        used."""
+        sent_ids = self._take("_sent_ids", np.int64, release)
+        order: np.ndarray[Any, Any] | None = None
         if np.all(sent_ids[1:] > sent_ids[:-1]):  # the usual case: sent once, in id order
-            order = None
-            ids = sent_ids
-            sorter = np.arange(len(ids), dtype=np.intp)
+            ids, sorter = sent_ids, None
         else:
             _, first_sends = np.unique(sent_ids, return_index=True)
             order = np.sort(first_sends)  # one row per message, in sending order
             ids = sent_ids[order]
             sorter = np.argsort(ids, kind="stable")
+        del sent_ids
         n = len(ids)
 
-        def rows_of(column: array[int], kind: type[np.generic]) -> np.ndarray[Any, Any]:
-            values = np.frombuffer(column, kind)
+        def rows_of(name: str, kind: type[np.generic]) -> np.ndarray[Any, Any]:
+            values = self._take(name, kind, release)
             return values if order is None else values[order]
 
-        sent = rows_of(self._sent_times, np.int64)
-        topics = rows_of(self._sent_topics, np.int32)
-        producers = rows_of(self._sent_producers, np.int32)
-        acked_rows, acked_first = _first_events(ids, sorter, self._acked_ids)
-        acked = _at_rows(n, acked_rows, np.frombuffer(self._acked_times, np.int64)[acked_first])
-        partition = _at_rows(
-            n, acked_rows, np.frombuffer(self._acked_partitions, np.int64)[acked_first]
-        )
-        offsets = np.frombuffer(self._acked_offsets, np.int64)[acked_first]
-        offset = _at_rows(n, acked_rows[offsets >= 0], offsets[offsets >= 0])
-        ack_error = _at_rows(
-            n, acked_rows, np.frombuffer(self._acked_errors, np.int64)[acked_first]
-        )
-        del acked_rows, acked_first, offsets
+        sent = rows_of("_sent_times", np.int64)
+        topics = rows_of("_sent_topics", np.int32)
+        producers = rows_of("_sent_producers", np.int32)
         never = np.zeros(n, np.bool_)
         columns: dict[str, pa.Array] = {
             "message_id": _owned(ids),
             "producer": self._producers.column(producers),
             "topic": self._topics.column(topics),
-            "partition": _arrow(partition, pa.int32()),
-            "offset": _arrow(offset, pa.int64()),
             "sent_us": _owned(sent),
-            "acked_us": _arrow(acked, pa.int64()),
-            "ack_error": _arrow(ack_error, pa.int16()),
-            "produce_latency_us": _arrow(_difference(acked, (sent, never)), pa.int64()),
         }
-        del acked, ack_error
-        delivered, deliveries = self._delivered.first_times(ids, sorter)
+        first = _first_event_index(ids, sorter, self._take("_acked_ids", np.int64, release))
+        acked = _gather(first, self._take("_acked_times", np.int64, release))
+        columns["acked_us"] = _arrow(acked, pa.int64())
+        columns["produce_latency_us"] = _arrow(_difference(acked, (sent, never)), pa.int64())
+        del acked
+        ack_error = _gather(first, self._take("_acked_errors", np.int64, release))
+        columns["ack_error"] = _arrow(ack_error, pa.int16())
+        del ack_error
+        partition = _gather(first, self._take("_acked_partitions", np.int64, release))
+        columns["partition"] = _arrow(partition, pa.int32())
+        offsets = _gather(first, self._take("_acked_offsets", np.int64, release))
+        offset = offsets[0], offsets[1] | (offsets[0] < 0)  # -1: a failed send has none
+        del first, offsets
+        columns["offset"] = _arrow(offset, pa.int64())
+        delivered, deliveries = self._delivered.first_times(ids, sorter, release)
         columns["delivered_us"] = _arrow(delivered, pa.int64())
         columns["end_to_end_latency_us"] = _arrow(_difference(delivered, (sent, never)), pa.int64())
         columns["deliveries"] = _owned(deliveries, pa.int32())
         columns["duplicate"] = _owned(deliveries > 1)
         del delivered, deliveries
-        processed, _ = self._processed.first_times(ids, sorter)
-        committed, _ = self._committed.first_times(ids, sorter)
+        processed, _ = self._processed.first_times(ids, sorter, release)
         columns["processed_us"] = _arrow(processed, pa.int64())
+        committed, _ = self._committed.first_times(ids, sorter, release)
         columns["committed_us"] = _arrow(committed, pa.int64())
         columns["commit_latency_us"] = _arrow(_difference(committed, processed), pa.int64())
+        del processed
         columns["send_to_commit_latency_us"] = _arrow(
             _difference(committed, (sent, never)), pa.int64()
         )
-        del processed, committed
+        del committed
         acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
         acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
         columns["acks"] = _owned(acks_of, pa.int8(), acks_of == 127)
+        del acks_of, producers
         copies, retained_out = self._log_audit(ids, sorter, sent, topics, partition, offset)
+        if release:
+            self._final_logs = {}
         columns["log_copies"] = _arrow(copies, pa.int32())
         columns["retained_out"] = _owned(retained_out[0], pa.bool_(), retained_out[1])
         return pa.Table.from_pydict(
@@ -375,7 +396,7 @@ class MetricsRecorder:
     def _log_audit(
         self,
         ids: np.ndarray[Any, np.dtype[np.int64]],
-        sorter: np.ndarray[Any, np.dtype[np.intp]],
+        sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
         sent: np.ndarray[Any, np.dtype[np.int64]],
         topics: np.ndarray[Any, np.dtype[np.int32]],
         partition: Column,
@@ -545,15 +566,20 @@ class _EventColumns:
         self.times.extend(array("q", (t,)) * len(message_ids))
 
     def first_times(
-        self, ids: np.ndarray[Any, np.dtype[np.int64]], sorter: np.ndarray[Any, np.dtype[np.intp]]
+        self,
+        ids: np.ndarray[Any, np.dtype[np.int64]],
+        sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
+        release: bool = False,
     ) -> tuple[Column, np.ndarray[Any, np.dtype[np.int64]]]:
-        """Per row of ``ids`` (see :func:`_first_events`): the time of its first event (in
-        the order recorded; null without one) and how many events it had."""
-        known, rows = _event_rows(ids, sorter, np.frombuffer(self.ids, np.int64))
-        unique_rows, first = np.unique(rows, return_index=True)
-        times = np.frombuffer(self.times, np.int64)[known[first]]
-        counts = np.bincount(rows, minlength=len(ids))
-        return _at_rows(len(ids), unique_rows, times), counts
+        """Per row of ``ids`` (see :func:`_event_rows`): the time of its first event (in
+        the order recorded; null without one) and how many events it had. With ``release``
+        the columns are emptied (their memory goes as soon as this returns)."""
+        event_ids, times = np.frombuffer(self.ids, np.int64), np.frombuffer(self.times, np.int64)
+        if release:
+            self.ids, self.times = array("q"), array("q")
+        counts = np.zeros(len(ids), np.int64)
+        first = _first_event_index(ids, sorter, event_ids, counts)
+        return _gather(first, times), counts
 
     def add_columns(self, message_ids: Sequence[int], times: Sequence[int]) -> None:
         """``message_ids[i]`` at ``times[i]``."""
@@ -569,39 +595,53 @@ Column = tuple["np.ndarray[Any, np.dtype[np.int64]]", "np.ndarray[Any, np.dtype[
 
 def _event_rows(
     ids: np.ndarray[Any, np.dtype[np.int64]],
-    sorter: np.ndarray[Any, np.dtype[np.intp]],
+    sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
     events: np.ndarray[Any, np.dtype[np.int64]],
 ) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
     """The events (message ids) of ``events`` whose message has a row in ``ids`` (``sorter``
-    sorts ``ids``): their indices, in recorded order, and their rows."""
+    sorts ``ids``; None when they are sorted): their indices, in recorded order, and their
+    rows."""
     if len(ids) == 0 or len(events) == 0:
         empty = np.zeros(0, np.intp)
         return empty, empty
-    rows = sorter[np.searchsorted(ids, events, sorter=sorter).clip(max=len(ids) - 1)]
+    found = np.searchsorted(ids, events, sorter=sorter).clip(max=len(ids) - 1)
+    rows = found if sorter is None else sorter[found]
     known = np.flatnonzero(ids[rows] == events)
     return known, rows[known]
 
 
-def _first_events(
+_SLICE = 1 << 16
+"""Events matched to their messages at once when the messages table is built."""
+
+
+def _first_event_index(
     ids: np.ndarray[Any, np.dtype[np.int64]],
-    sorter: np.ndarray[Any, np.dtype[np.intp]],
-    event_ids: array[int],
-) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
-    """Each row of ``ids`` that has an event in ``event_ids`` once, and the index of its
-    first event."""
-    known, rows = _event_rows(ids, sorter, np.frombuffer(event_ids, np.int64))
-    unique_rows, first = np.unique(rows, return_index=True)
-    return unique_rows, known[first]
+    sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
+    events: np.ndarray[Any, np.dtype[np.int64]],
+    counts: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+) -> np.ndarray[Any, np.dtype[np.intp]]:
+    """Per row of ``ids``, the index in ``events`` (message ids, in recorded order) of its
+    first event, -1 without one; with ``counts``, each row's number of events is added to it.
+    Works through ``events`` in slices of :data:`_SLICE`, so that its temporaries do not
+    grow with the run."""
+    first = np.full(len(ids), -1, np.intp)
+    for start in range(0, len(events), _SLICE):
+        known, rows = _event_rows(ids, sorter, events[start : start + _SLICE])
+        if counts is not None:
+            np.add.at(counts, rows, 1)
+        unique_rows, at = np.unique(rows, return_index=True)
+        fresh = first[unique_rows] < 0
+        first[unique_rows[fresh]] = start + known[at[fresh]]
+    return first
 
 
-def _at_rows(
-    n: int, rows: np.ndarray[Any, np.dtype[np.intp]], values: np.ndarray[Any, Any]
+def _gather(
+    first: np.ndarray[Any, np.dtype[np.intp]], values: np.ndarray[Any, np.dtype[np.int64]]
 ) -> Column:
-    """A column of ``n`` rows: ``values`` at ``rows``, null elsewhere."""
-    column = np.zeros(n, np.int64)
-    column[rows] = values
-    nulls = np.ones(n, np.bool_)
-    nulls[rows] = False
+    """Per row, ``values`` at its :func:`_first_event_index` entry; null where it is -1."""
+    nulls = first < 0
+    column = values[np.where(nulls, 0, first)] if len(values) else np.zeros(len(first), np.int64)
+    column[nulls] = 0
     return column, nulls
 
 

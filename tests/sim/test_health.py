@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from sim.output import RunResult
+from sim.output import RunResult, health
 from sim.output.health import empty_latency_warnings, fell_behind_warnings
 from sim.output.recorder import TIMESERIES_SCHEMA
 from sim.runner import run_scenario
@@ -249,3 +249,18 @@ def test_the_fault_warnings_come_first_in_the_summary() -> None:
     assert result.format_table().endswith(
         "\nwarning: faults[0] (latency_spike) adds 0 latency: it changes nothing"
     )
+
+
+def test_arrival_rates_count_per_producer_and_partition() -> None:
+    messages = pa.table({
+        "producer": ["p0", "p1", "p0", "p0", "p1", "p0", "p0", "p1", "p0", "p0"],
+        "topic": ["t"] * 9 + ["u"],
+        "partition": pa.array([0, 1, 0, None, 1, 0, 1, 1, 0, 0], pa.int32()),
+        "sent_us": [0, 500_000, 1_000_000, 1_200_000, 1_500_000, 2_000_000, 2_500_000,
+                    2_900_000, 3_000_000, 3_100_000],
+    })  # fmt: skip
+    # [1 s, 3 s]: p0 sent 5 (one not yet partitioned), p1 2; t-0 got 3, t-1 3, u-0 (after
+    # the window) none.
+    assert health.arrival_rates(messages, 1_000_000, 3_000_000) == {
+        "p0": 2.5, "p1": 1.0, "t-0": 1.5, "t-1": 1.5,
+    }  # fmt: skip
