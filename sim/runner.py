@@ -114,10 +114,17 @@ def load_run(directory: str | Path) -> RunResult:
     summary, and its fault windows when the directory has the ``scenario.toml`` that
     ``sim run`` writes (none without it). ``wall_seconds`` is not recorded and reads as 0.
 
-    Raises FileNotFoundError naming the first missing file, and ScenarioError if the
+    Raises FileNotFoundError naming the first missing file (and, for the directory of
+    ``sim run --seeds``, the run directories it holds), and ScenarioError if the
     ``scenario.toml`` does not load.
     """
     run_dir = Path(directory)
+    if (run_dir / "replications.json").is_file() and not (run_dir / "summary.json").exists():
+        seeds = sorted(p.name for p in run_dir.glob("seed-*") if p.is_dir())
+        raise FileNotFoundError(
+            f"{run_dir} holds replications (sim run --seeds), not one run: load one of its run "
+            f"directories ({', '.join(seeds)})"
+        )
     messages, requests, timeseries = (
         pq.read_table(run_dir / f"{name}.parquet")
         for name in ("messages", "requests", "timeseries")
