@@ -14,8 +14,10 @@
 * ``timeseries.png``: the sampled metrics (:mod:`sim.output.recorder`'s time series), one
   panel per metric and one colour per source, aggregated per second of virtual time: a solid
   line for the mean of the second's samples, a thin one for their maximum. Consumer-group lag
-  and producer backlog come first. A metric whose samples are all zero (or unknown) gets no
-  panel; the figure names the metrics it left out. Written only when there are samples.
+  and producer backlog come first. A count since the start of the run (the produce and
+  commit errors, :data:`CUMULATIVE_METRICS`) is drawn as its increase per second instead. A
+  metric whose samples are all zero (or unknown) gets no panel; the figure names the metrics
+  it left out. Written only when there are samples.
 
 Fault windows (:class:`FaultWindow`, e.g. :class:`sim.output.result.FaultWindow`, from the
 scenario's ``[[faults]]``) are shaded on every time axis; a fault without a duration is
@@ -41,12 +43,15 @@ from sim.output.summary import LATENCIES
 
 __all__ = [
     "COMMIT_LATENCIES",
+    "CUMULATIVE_METRICS",
     "CURVE_POINTS",
     "PERCENTILE_TICKS",
     "FaultWindow",
     "commit_lag_figure",
+    "increase_per_second",
     "latency_percentiles_figure",
     "percentile_curve",
+    "timeseries_figure",
     "write_plots",
 ]
 
@@ -71,6 +76,9 @@ FIRST_METRICS = (
     "commit_errors",
 )
 """Time-series panels drawn first, in this order; the other metrics follow by name."""
+CUMULATIVE_METRICS = frozenset({"produce_errors", "commit_errors"})
+"""Time-series metrics that count since the run's start: drawn as their increase per second
+(the errors in that second), not as the running total."""
 
 
 class FaultWindow(Protocol):
@@ -267,6 +275,13 @@ def per_second(samples: pa.Table) -> pa.Table:
     )
 
 
+def increase_per_second(totals: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The increase of a running total per second, from its per-second maxima (its last value
+    in each second, the total never decreasing): the first second's total, then each second's
+    difference from the one before."""
+    return np.diff(totals, prepend=0.0)
+
+
 def _metric_order(metrics: Sequence[str]) -> list[str]:
     first = [m for m in FIRST_METRICS if m in metrics]
     return first + sorted(m for m in metrics if m not in FIRST_METRICS)
@@ -276,6 +291,16 @@ def timeseries(
     samples: pa.Table, run: Mapping[str, Any], faults: Sequence[FaultWindow], path: Path
 ) -> list[str]:
     """Draw the time-series figure; return the metrics it has panels for, top to bottom."""
+    figure, drawn = timeseries_figure(samples, run, faults)
+    _save(figure, path)
+    return drawn
+
+
+def timeseries_figure(
+    samples: pa.Table, run: Mapping[str, Any], faults: Sequence[FaultWindow]
+) -> tuple[Figure, list[str]]:
+    """The figure of ``timeseries.png`` (see the module docstring) and the metrics it has
+    panels for, top to bottom."""
     seconds = per_second(samples)
     metrics = _metric_order(sorted(set(seconds.column("metric").to_pylist())))
     peaks = {
@@ -304,21 +329,30 @@ def timeseries(
         bounds = [*starts[1:], len(sources)]
         t = np.minimum(rows.column("second").to_numpy() + 0.5, end_us / 1e6)  # mid-second
         mean, top = rows.column("mean").to_numpy(), rows.column("max").to_numpy()
+        cumulative = metric in CUMULATIVE_METRICS
         for name, start, stop in zip(names, starts, bounds, strict=True):
+            if cumulative:  # a running total: its increase per second, one line
+                axes.plot(t[start:stop], increase_per_second(top[start:stop]), label=str(name),
+                          linewidth=1.2)  # fmt: skip
+                continue
             (line,) = axes.plot(t[start:stop], mean[start:stop], label=str(name), linewidth=1.2)
             axes.plot(t[start:stop], top[start:stop], color=line.get_color(), linewidth=0.5)
-        axes.set_ylabel(metric, fontsize=8)
-        axes.set_ylim(bottom=0)
+        axes.set_ylabel(f"{metric}\nper second" if cumulative else metric, fontsize=8)
+        # Room above the highest value: a line at the top would merge with the frame.
+        peak = max(float(np.max(line.get_ydata())) for line in axes.lines)
+        axes.set_ylim(0, peak * 1.1 if peak > 0 else 1.0)
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=6)
         axes.grid(True, alpha=0.3)
     if drawn:
         figure.axes[-1].set_xlabel("time (s)")
-    caption = "per second of virtual time: thick line mean, thin line max of the samples"
+    caption = (
+        "per second of virtual time: thick line mean, thin line max of the samples "
+        "(errors: how many in that second)"
+    )
     if empty:
         caption += "\nall zero or unknown, not drawn: " + ", ".join(empty)
     figure.suptitle(_run_title(run, "time series") + "\n" + caption, fontsize=8)
-    _save(figure, path)
-    return drawn
+    return figure, drawn
 
 
 def write_plots(

@@ -13,11 +13,13 @@ from matplotlib.figure import Figure
 from sim.output import RunResult
 from sim.output.plots import (
     commit_lag_figure,
+    increase_per_second,
     latency_percentiles_figure,
     per_second,
     percentile_axis,
     percentile_curve,
     timeseries,
+    timeseries_figure,
 )
 from sim.output.recorder import TIMESERIES_SCHEMA
 from sim.output.result import FaultWindow
@@ -145,3 +147,18 @@ def test_an_empty_latency_is_named_in_the_percentile_plot() -> None:
     labels = _legend(figure)
     assert labels[2:] == ["commit (n=0)", "send-to-commit (n=0)"]
     assert labels[0].startswith("produce (n=") and labels[0] != "produce (n=0)"
+
+
+def test_error_counts_are_drawn_per_second_with_room_above_the_lines() -> None:
+    # A running total of errors: 2 in second 0, none in second 1, 3 in second 2.
+    totals = {0: 1.0, 500_000: 2.0, 1_000_000: 2.0, 1_500_000: 2.0, 2_000_000: 4.0,
+              2_500_000: 5.0}  # fmt: skip
+    rows = [(t, "producer-0", "produce_errors", v) for t, v in totals.items()]
+    rows += [(t, "burrow", "pool_in_flight", 8.0) for t in totals]  # at its maximum throughout
+    figure, drawn = timeseries_figure(_samples(rows), RUN, [])
+    assert drawn == ["pool_in_flight", "produce_errors"]
+    pool, errors = figure.axes
+    assert [list(line.get_ydata()) for line in errors.lines] == [[2.0, 0.0, 3.0]]
+    assert errors.get_ylabel() == "produce_errors\nper second"
+    assert errors.get_ylim()[1] > 3.0 and pool.get_ylim()[1] > 8.0  # lines below the frame
+    np.testing.assert_array_equal(increase_per_second(np.array([2.0, 2.0, 5.0])), [2, 0, 3])
