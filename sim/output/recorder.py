@@ -364,6 +364,17 @@ class MetricsRecorder:
         offset = offsets[0], offsets[1] | (offsets[0] < 0)  # -1: a failed send has none
         del first, offsets
         columns["offset"] = _arrow(offset, pa.int64())
+        acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
+        acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
+        columns["acks"] = _owned(acks_of, pa.int8(), acks_of == 127)
+        del acks_of, producers
+        copies, retained_out = self._log_audit(ids, sorter, sent, topics, partition, offset)
+        if release:
+            self._final_logs = {}
+        del topics, partition, offset  # the audit was their last use
+        columns["log_copies"] = _arrow(copies, pa.int32())
+        columns["retained_out"] = _owned(retained_out[0], pa.bool_(), retained_out[1])
+        del copies, retained_out
         delivered, deliveries = self._delivered.first_times(ids, sorter, release)
         columns["delivered_us"] = _arrow(delivered, pa.int64())
         columns["end_to_end_latency_us"] = _arrow(_difference(delivered, (sent, never)), pa.int64())
@@ -380,15 +391,6 @@ class MetricsRecorder:
             _difference(committed, (sent, never)), pa.int64()
         )
         del committed
-        acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
-        acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
-        columns["acks"] = _owned(acks_of, pa.int8(), acks_of == 127)
-        del acks_of, producers
-        copies, retained_out = self._log_audit(ids, sorter, sent, topics, partition, offset)
-        if release:
-            self._final_logs = {}
-        columns["log_copies"] = _arrow(copies, pa.int32())
-        columns["retained_out"] = _owned(retained_out[0], pa.bool_(), retained_out[1])
         return pa.Table.from_pydict(
             {field.name: columns[field.name] for field in MESSAGES_SCHEMA}, schema=MESSAGES_SCHEMA
         )
