@@ -138,24 +138,28 @@ def arrival_rates(messages: pa.Table, warmup_us: int, duration_us: int) -> dict[
     """Messages per second sent in ``[warmup_us, duration_us]``, per producer (its client id)
     and per partition (``<topic>-<partition>``): the rates :func:`fell_behind_warnings`
     compares the growth of a backlog or a lag with. Counted with bit masks per producer and
-    per topic, so that a long run's table is not copied (about 5 bytes per message at most)."""
-    sent = messages.column("sent_us")
-    in_window = pc.and_(pc.greater_equal(sent, warmup_us), pc.less_equal(sent, duration_us))
+    per topic, over slices of :data:`_SLICE_ROWS` rows, so that a long run's table is not
+    copied."""
+    counts: dict[str, int] = {}
+    for start in range(0, messages.num_rows, _SLICE_ROWS):
+        rows = messages.slice(start, _SLICE_ROWS)  # no copy
+        sent = rows.column("sent_us")
+        in_window = pc.and_(pc.greater_equal(sent, warmup_us), pc.less_equal(sent, duration_us))
+        producers = rows.column("producer")
+        for producer in pc.unique(producers).drop_null().to_pylist():
+            count = pc.sum(pc.and_(in_window, pc.equal(producers, producer))).as_py() or 0
+            counts[producer] = counts.get(producer, 0) + count
+        topics, partitions = rows.column("topic"), pc.fill_null(rows.column("partition"), -1)
+        for topic in pc.unique(topics).drop_null().to_pylist():
+            numbers = partitions.filter(pc.and_(in_window, pc.equal(topics, topic))).to_numpy()
+            for number, count in enumerate(np.bincount(numbers[numbers >= 0])):
+                key = f"{topic}-{number}"
+                counts[key] = counts.get(key, 0) + int(count)
     seconds = max(duration_us - warmup_us, 1) / 1e6
-    rates: dict[str, float] = {}
-    producers = messages.column("producer")
-    for producer in pc.unique(producers).drop_null().to_pylist():
-        count = pc.sum(pc.and_(in_window, pc.equal(producers, producer))).as_py() or 0
-        rates[producer] = count / seconds
-    topics = messages.column("topic")
-    partitions = pc.fill_null(messages.column("partition"), -1)
-    for topic in pc.unique(topics).drop_null().to_pylist():
-        mask = pc.and_(in_window, pc.equal(topics, topic))
-        numbers = partitions.filter(mask).to_numpy()
-        for number, count in enumerate(np.bincount(numbers[numbers >= 0])):
-            if count:
-                rates[f"{topic}-{number}"] = int(count) / seconds
-    return rates
+    return {key: count / seconds for key, count in counts.items() if count}
+
+
+_SLICE_ROWS = 1 << 20
 
 
 @attrs.frozen

@@ -251,7 +251,11 @@ def test_the_fault_warnings_come_first_in_the_summary() -> None:
     )
 
 
-def test_arrival_rates_count_per_producer_and_partition() -> None:
+@pytest.mark.parametrize("slice_rows", [3, 1 << 20])
+def test_arrival_rates_count_per_producer_and_partition(
+    slice_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(health, "_SLICE_ROWS", slice_rows)  # ten rows in one or four slices
     messages = pa.table({
         "producer": ["p0", "p1", "p0", "p0", "p1", "p0", "p0", "p1", "p0", "p0"],
         "topic": ["t"] * 9 + ["u"],
