@@ -307,16 +307,7 @@ class MetricsRecorder:
         themselves; the recorder holds no measurements afterwards (the runner's way: it has
         no use for the recorder once the tables exist)."""
         messages = self._messages_table(True)
-        requests, self._requests = self._requests.table(), _RequestColumns()
-        return messages, requests, self._timeseries_table()
-
-    def _take(self, name: str, kind: type[np.generic], release: bool) -> np.ndarray[Any, Any]:
-        """The recorder's column ``name`` as a numpy view; with ``release`` the recorder lets
-        go of it (its memory goes when the view does)."""
-        column: array[Any] = getattr(self, name)
-        if release:
-            setattr(self, name, array(column.typecode))
-        return np.frombuffer(column, kind)
+        return messages, self._requests.table(release=True), self._timeseries_table()
 
     def _messages_table(self, release: bool) -> pa.Table:
         """The messages table, built from the columns with numpy, one column at a time and
@@ -324,7 +315,7 @@ class MetricsRecorder:
         columns it holds a few arrays of 8 bytes per message at once, never a Python object
         per message and field, and (with ``release``) the recorder's columns go as they are
         used."""
-        sent_ids = self._take("_sent_ids", np.int64, release)
+        sent_ids = _taken(self, "_sent_ids", np.int64, release)
         order: np.ndarray[Any, Any] | None = None
         if np.all(sent_ids[1:] > sent_ids[:-1]):  # the usual case: sent once, in id order
             ids, sorter = sent_ids, None
@@ -337,40 +328,42 @@ class MetricsRecorder:
         n = len(ids)
 
         def rows_of(name: str, kind: type[np.generic]) -> np.ndarray[Any, Any]:
-            values = self._take(name, kind, release)
+            values = _taken(self, name, kind, release)
             return values if order is None else values[order]
 
         sent = rows_of("_sent_times", np.int64)
         topics = rows_of("_sent_topics", np.int32)
         producers = rows_of("_sent_producers", np.int32)
         never = np.zeros(n, np.bool_)
-        columns: dict[str, pa.Array] = {
-            "message_id": _owned(ids),
-            "producer": self._producers.column(producers),
-            "topic": self._topics.column(topics),
-            "sent_us": _owned(sent),
-        }
-        first = _first_event_index(ids, sorter, self._take("_acked_ids", np.int64, release))
-        acked = _gather(first, self._take("_acked_times", np.int64, release))
+        # The acks first: the recorder's largest columns go before the first Arrow columns
+        # are built (the peak of a long run's build is its start).
+        columns: dict[str, pa.Array] = {}
+        first = _first_event_index(ids, sorter, _taken(self, "_acked_ids", np.int64, release))
+        acked = _gather(first, _taken(self, "_acked_times", np.int64, release))
         columns["acked_us"] = _arrow(acked, pa.int64())
         columns["produce_latency_us"] = _arrow(_difference(acked, (sent, never)), pa.int64())
         del acked
-        ack_error = _gather(first, self._take("_acked_errors", np.int64, release))
+        ack_error = _gather(first, _taken(self, "_acked_errors", np.int64, release))
         columns["ack_error"] = _arrow(ack_error, pa.int16())
         del ack_error
-        partition = _gather(first, self._take("_acked_partitions", np.int64, release))
+        partition = _gather(first, _taken(self, "_acked_partitions", np.int64, release))
         columns["partition"] = _arrow(partition, pa.int32())
-        offsets = _gather(first, self._take("_acked_offsets", np.int64, release))
+        offsets = _gather(first, _taken(self, "_acked_offsets", np.int64, release))
         offset = offsets[0], offsets[1] | (offsets[0] < 0)  # -1: a failed send has none
         del first, offsets
         columns["offset"] = _arrow(offset, pa.int64())
         acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
         acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
         columns["acks"] = _owned(acks_of, pa.int8(), acks_of == 127)
-        del acks_of, producers
+        del acks_of
+        columns["message_id"] = _owned(ids)
+        columns["producer"] = self._producers.column(producers)
+        columns["sent_us"] = _owned(sent)
+        del producers
         copies, retained_out = self._log_audit(ids, sorter, sent, topics, partition, offset)
         if release:
             self._final_logs = {}
+        columns["topic"] = self._topics.column(topics)
         del topics, partition, offset  # the audit was their last use
         columns["log_copies"] = _arrow(copies, pa.int32())
         columns["retained_out"] = _owned(retained_out[0], pa.bool_(), retained_out[1])
@@ -527,25 +520,26 @@ class _RequestColumns:
         self.fetch_purgatory.append(-1 if fetch_purgatory is None else fetch_purgatory)
         self.errors.append(error)
 
-    def table(self) -> pa.Table:
-        sent = np.frombuffer(self.sent, np.int64)
-        completed = np.frombuffer(self.completed, np.int64)
-        produce = np.frombuffer(self.produce_purgatory, np.int64)
-        fetch = np.frombuffer(self.fetch_purgatory, np.int64)
+    def table(self, *, release: bool = False) -> pa.Table:
+        """The requests table; with ``release`` each column is emptied once converted."""
+        columns = {
+            "api": self.api_names.column(_taken(self, "apis", np.int32, release)),
+            "broker": _owned(_taken(self, "brokers", np.int32, release)),
+            "client": self.client_names.column(_taken(self, "clients", np.int32, release)),
+            "queue_time_us": _owned(_taken(self, "queue_times", np.int64, release)),
+            "error": _owned(_taken(self, "errors", np.int32, release), pa.int16()),
+        }
+        for name in ("produce_purgatory", "fetch_purgatory"):
+            times = _taken(self, name, np.int64, release)  # -1: never in it
+            columns[f"{name}_us"] = _owned(times, nulls=times < 0)
+            del times
+        sent = _taken(self, "sent", np.int64, release)
+        completed = _taken(self, "completed", np.int64, release)
+        columns["sent_us"], columns["completed_us"] = _owned(sent), _owned(completed)
+        columns["round_trip_us"] = _owned(completed - sent)
+        del sent, completed
         return pa.Table.from_pydict(
-            {
-                "api": self.api_names.column(np.frombuffer(self.apis, np.int32)),
-                "broker": _owned(np.frombuffer(self.brokers, np.int32)),
-                "client": self.client_names.column(np.frombuffer(self.clients, np.int32)),
-                "sent_us": _owned(sent),
-                "completed_us": _owned(completed),
-                "round_trip_us": _owned(completed - sent),
-                "queue_time_us": _owned(np.frombuffer(self.queue_times, np.int64)),
-                "produce_purgatory_us": _owned(produce, nulls=produce < 0),
-                "fetch_purgatory_us": _owned(fetch, nulls=fetch < 0),
-                "error": _owned(np.frombuffer(self.errors, np.int32), pa.int16()),
-            },
-            schema=REQUESTS_SCHEMA,
+            {field.name: columns[field.name] for field in REQUESTS_SCHEMA}, schema=REQUESTS_SCHEMA
         )
 
 
@@ -576,9 +570,8 @@ class _EventColumns:
         """Per row of ``ids`` (see :func:`_event_rows`): the time of its first event (in
         the order recorded; null without one) and how many events it had. With ``release``
         the columns are emptied (their memory goes as soon as this returns)."""
-        event_ids, times = np.frombuffer(self.ids, np.int64), np.frombuffer(self.times, np.int64)
-        if release:
-            self.ids, self.times = array("q"), array("q")
+        event_ids = _taken(self, "ids", np.int64, release)
+        times = _taken(self, "times", np.int64, release)
         counts = np.zeros(len(ids), np.int64)
         first = _first_event_index(ids, sorter, event_ids, counts)
         return _gather(first, times), counts
@@ -589,6 +582,15 @@ class _EventColumns:
             raise ValueError(f"{len(message_ids)} message ids but {len(times)} times")
         self.ids.extend(message_ids)
         self.times.extend(times)
+
+
+def _taken(owner: object, name: str, kind: type[np.generic], release: bool) -> np.ndarray[Any, Any]:
+    """``owner``'s ``array`` attribute ``name`` as a numpy view; with ``release`` the owner
+    gets an empty array instead (the memory goes when the view does)."""
+    column: array[Any] = getattr(owner, name)
+    if release:
+        setattr(owner, name, array(column.typecode))
+    return np.frombuffer(column, kind)
 
 
 Column = tuple["np.ndarray[Any, np.dtype[np.int64]]", "np.ndarray[Any, np.dtype[np.bool_]]"]

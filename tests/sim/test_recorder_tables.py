@@ -17,6 +17,8 @@ _TIMES = st.integers(0, 1000)
 _EVENTS = st.lists(st.tuples(_IDS, _TIMES), max_size=20)
 _ERRORS = st.sampled_from([0, 19])
 _ACKS = st.tuples(_IDS, _TIMES, st.integers(0, 2), st.integers(-1, 50), _ERRORS)
+_PURGATORY = st.none() | st.integers(0, 100)
+_REQUESTS = st.tuples(st.sampled_from(["Produce", "Fetch"]), st.integers(0, 2), _TIMES, _PURGATORY)
 
 
 @st.composite
@@ -27,6 +29,7 @@ def _recordings(draw: st.DrawFn) -> dict[str, Any]:
         "delivered": draw(_EVENTS),
         "processed": draw(_EVENTS),
         "committed": draw(_EVENTS),
+        "requests": draw(st.lists(_REQUESTS, max_size=10)),
     }
 
 
@@ -43,6 +46,8 @@ def _record(recording: dict[str, Any]) -> MetricsRecorder:
         recorder.message_processed(message_id, t)
     for message_id, t in recording["committed"]:
         recorder.message_committed(message_id, t)
+    for api, broker, sent, purgatory in recording["requests"]:
+        recorder.request_completed(api, broker, "c", sent, sent + 7, produce_purgatory=purgatory)
     return recorder
 
 
@@ -86,6 +91,10 @@ def test_the_messages_table_is_the_first_of_each_event_per_message(
         assert recorder.tables() == kept  # tables() keeps the columns
         taken = recorder.take_tables()
     assert taken == kept
+    requests = kept[1].to_pylist()
+    assert [(r["api"], r["broker"], r["sent_us"], r["round_trip_us"], r["produce_purgatory_us"])
+            for r in requests] == [(api, broker, sent, 7, purgatory) for api, broker, sent,
+                                   purgatory in recording["requests"]]  # fmt: skip
     rows = kept[0].to_pylist()
     expected = _expected(recording)
     assert [{key: row[key] for key in expected_row} for row, expected_row in
