@@ -378,13 +378,18 @@ def test_the_real_simulator_gives_the_same_tables_in_a_spark_task(
         assert stored.equals(direct[name]), name
 
 
-def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep command fails the test if it starts Spark."""
+
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("Spark must not start")
 
     monkeypatch.setattr("sim.sweep.cli.start_session", never)
+
+
+@pytest.mark.usefixtures("no_spark")
+def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a directory\n")
     out = tmp_path / "file" / "sweep"
     argv = [str(TINY_STUDY), "--out", str(out), "--runner", fake_world.__name__ + ":run_point"]
@@ -394,13 +399,8 @@ def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(
     assert stderr.startswith(f"sweep: output error: {out}: cannot ")
 
 
-def test_an_output_directory_of_other_files_exits_2_before_spark(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def never(*args: object, **kwargs: object) -> None:
-        raise AssertionError("Spark must not start")
-
-    monkeypatch.setattr("sim.sweep.cli.start_session", never)
+@pytest.mark.usefixtures("no_spark")
+def test_an_output_directory_of_other_files_exits_2_before_spark(tmp_path: Path) -> None:
     (tmp_path / "records").mkdir()
     (tmp_path / "records" / "mine.parquet").write_bytes(b"someone's data")
     argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", FAKE_RUNNER]
