@@ -85,7 +85,7 @@ def run_scenario(
     wall_seconds = time.perf_counter() - started
     _log.info("simulated %g virtual s (seed %d): %d events in %.2f s", config.duration / 1e6,
               run_seed, events_processed, wall_seconds)  # fmt: skip
-    messages, requests, timeseries = recorder.tables()
+    messages, requests, timeseries = recorder.take_tables()
     proxy = recorder.more_tables(messages).get(PROXY_TABLE)
     warnings = recorder.warnings
     del recorder  # its columns are in the tables now
@@ -117,10 +117,17 @@ def load_run(directory: str | Path) -> RunResult:
     the directory has the ``scenario.toml`` that ``sim run`` writes (none without it).
     ``wall_seconds`` is not recorded and reads as 0.
 
-    Raises FileNotFoundError naming the first missing file, and ScenarioError if the
+    Raises FileNotFoundError naming the first missing file (and, for the directory of
+    ``sim run --seeds``, the run directories it holds), and ScenarioError if the
     ``scenario.toml`` does not load.
     """
     run_dir = Path(directory)
+    if (run_dir / "replications.json").is_file() and not (run_dir / "summary.json").exists():
+        seeds = sorted(p.name for p in run_dir.glob("seed-*") if p.is_dir())
+        raise FileNotFoundError(
+            f"{run_dir} holds replications (sim run --seeds), not one run: load one of its run "
+            f"directories ({', '.join(seeds)})"
+        )
     messages, requests, timeseries = (
         pq.read_table(run_dir / f"{name}.parquet")
         for name in ("messages", "requests", "timeseries")

@@ -27,7 +27,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sim.output.health import empty_latency_warnings, fell_behind_warnings
+from sim.output.health import (
+    arrival_rates,
+    empty_latency_warnings,
+    fell_behind_warnings,
+    loss_warnings,
+)
 from sim.output.latency import PERCENTILES, column_values, latency_stats
 from sim.output.proxy_summary import proxy_latency_rows, proxy_lines, proxy_section
 
@@ -94,8 +99,9 @@ def summarize(
     (:mod:`sim.output.proxy_summary`).
 
     Its ``warnings`` list holds ``warnings`` (e.g. the world's, about faults), then those
-    :mod:`sim.output.health` finds in the tables and the time-series ``samples``: empty
-    latency statistics and why, consumers and producers that fell behind.
+    :mod:`sim.output.health` finds in the tables and the time-series ``samples``: lost
+    acknowledged messages, empty latency statistics and why, consumers and producers that fell
+    behind.
     """
     after_warmup = pc.greater_equal(messages.column("sent_us"), warmup_us)
     acked_ok = pc.and_(pc.equal(messages.column("ack_error"), 0), after_warmup)
@@ -134,8 +140,11 @@ def summarize(
     summary["requests"] = per_api
     summary["warnings"] = [
         *warnings,
+        *loss_warnings(summary["loss"]),
         *empty_latency_warnings(latency, summary["unfinished"]),
-        *fell_behind_warnings(samples, warmup_us, duration_us),
+        *fell_behind_warnings(
+            samples, warmup_us, duration_us, arrival_rates(messages, warmup_us, duration_us)
+        ),
     ]
     return summary
 

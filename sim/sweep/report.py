@@ -103,7 +103,8 @@ class SweepTimings:
 
     ``session_start_s`` starts Spark (the JVM launch included); ``job_s`` is the sweep job,
     of which the simulations took ``simulation_s`` summed over the tasks on ``slots`` parallel
-    task slots; ``analysis_s`` the analysis; ``session_stop_s`` stops Spark.
+    task slots; ``analysis_s`` the analysis; ``session_stop_s`` stops Spark. ``kept_runs``
+    runs finished in an earlier attempt were kept, not run (their time is in no figure).
     """
 
     session_start_s: float | None
@@ -112,6 +113,7 @@ class SweepTimings:
     slots: int
     analysis_s: float | None
     session_stop_s: float | None
+    kept_runs: int = 0
 
     @property
     def job_overhead_s(self) -> float:
@@ -359,6 +361,11 @@ def _timings_line(timings: SweepTimings) -> str:
         f"job beyond its simulations {timings.job_overhead_s:.1f} s (job {timings.job_s:.1f} s, "
         f"simulations {timings.simulation_s:.1f} s summed over {timings.slots} task slots), "
         f"analysis {seconds(timings.analysis_s)}, Spark shutdown {seconds(timings.session_stop_s)}"
+        + (
+            f"; {timings.kept_runs} runs kept from an earlier attempt, not run again"
+            if timings.kept_runs
+            else ""
+        )
     )
 
 
