@@ -15,7 +15,13 @@ from apis.controller_requests import (
 )
 from apis.errors import Errors
 from apis.exceptions import ApisError, RequestHeaderMismatchError
-from apis.fetch import FetchPartitionData, FetchRequest, FetchResponse, PartitionFetchInfo
+from apis.fetch import (
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+    PartitionFetchInfo,
+    fetch_error,
+)
 from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from apis.header import ApiKeys, RequestHeader
 from apis.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -48,11 +54,19 @@ from apis.offset_commit import (
     OffsetCommitResponse,
 )
 from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition
+from apis.offset_for_leader_epoch import (
+    DEBUGGING_REPLICA_ID,
+    OffsetForLeaderEpochPartition,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderEpochResult,
+)
 from apis.produce import PartitionResponse, ProduceRequest, ProduceResponse
 from apis.request_channel import Request, RequestBody, RequestChannel, Response, ResponseBody
 from apis.sync_group import SyncGroupRequest, SyncGroupResponse
 
 __all__ = [
+    "DEBUGGING_REPLICA_ID",
     "EARLIEST_TIMESTAMP",
     "LATEST_TIMESTAMP",
     "ApiKeys",
@@ -90,6 +104,10 @@ __all__ = [
     "OffsetFetchRequest",
     "OffsetFetchResponse",
     "OffsetFetchResponsePartition",
+    "OffsetForLeaderEpochPartition",
+    "OffsetForLeaderEpochRequest",
+    "OffsetForLeaderEpochResponse",
+    "OffsetForLeaderEpochResult",
     "PartitionFetchInfo",
     "PartitionMetadata",
     "PartitionResponse",
@@ -109,4 +127,5 @@ __all__ = [
     "TopicMetadata",
     "UpdateMetadataRequest",
     "UpdateMetadataResponse",
+    "fetch_error",
 ]

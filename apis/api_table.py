@@ -44,6 +44,7 @@ from apis.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from apis.metadata import MetadataRequest, MetadataResponse
 from apis.offset_commit import OffsetCommitRequest, OffsetCommitResponse
 from apis.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from apis.offset_for_leader_epoch import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 from apis.produce import ProduceRequest, ProduceResponse
 from apis.sync_group import SyncGroupRequest, SyncGroupResponse
 
@@ -68,6 +69,7 @@ RequestBody = (
     | HeartbeatRequest
     | LeaveGroupRequest
     | SyncGroupRequest
+    | OffsetForLeaderEpochRequest
     | LeaderAndIsrRequest
     | StopReplicaRequest
     | UpdateMetadataRequest
@@ -86,6 +88,7 @@ ResponseBody = (
     | HeartbeatResponse
     | LeaveGroupResponse
     | SyncGroupResponse
+    | OffsetForLeaderEpochResponse
     | LeaderAndIsrResponse
     | StopReplicaResponse
     | UpdateMetadataResponse
@@ -161,6 +164,9 @@ API_TABLE: Mapping[ApiKeys, Api] = {
             _top_level_then(lambda body: (m.error for m in body.members))),
         Api(ApiKeys.SYNC_GROUP, "SyncGroup", SyncGroupRequest, SyncGroupResponse,
             "handle_sync_group", "rebalance", _top_level_then(_none)),
+        Api(ApiKeys.OFFSET_FOR_LEADER_EPOCH, "OffsetForLeaderEpoch",
+            OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse,
+            "handle_offset_for_leader_epoch", None, _partitions),
     )
 }  # fmt: skip
 """Every API the broker handles, by API key, in key order."""

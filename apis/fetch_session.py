@@ -12,11 +12,13 @@ partition of the session, with the fetch data it remembers, and answers only the
 with news: records, an error, a diverging epoch, or a high watermark, last stable offset or
 log start offset different from the one last sent in this session.
 
-A session also keeps its *idle* partitions (:data:`~replica.types.IdlePartitions`): those
-whose last read found nothing to send, with their log's change marker then. The replica
-layer skips them without reading while their log has not changed (they would have no news);
-a partition whose fetch data changes, or that is forgotten, stops being idle here. This is
-the broker half of what makes an idle partition cost nothing (KIP-227's point).
+A session keeps its partitions' fetch data split into active and *idle* ones
+(:class:`~replica.session_partitions.SessionPartitions`): idle partitions are those whose
+last read found nothing to send. A fetch in the session fetches its active partitions; the
+replica layer wakes and reads the idle ones whose log changed, and leaves the others out
+without reading them (they would have no news); a partition whose fetch data changes is
+active again. This is the broker half of what makes an idle partition cost nothing (KIP-227's
+point).
 
 Each incremental fetch must carry the session's next epoch: an unknown session id is answered
 FETCH_SESSION_ID_NOT_FOUND, a wrong epoch INVALID_FETCH_SESSION_EPOCH (top-level error, no
@@ -47,10 +49,10 @@ from replica.fetch_session_handler import (
     INVALID_SESSION_ID,
     FetchMetadata,
 )
+from replica.session_partitions import SessionPartitions
 from replica.types import (
     UNKNOWN_OFFSET,
     FetchPartitionData,
-    IdlePartitions,
     PartitionFetchInfo,
     TopicPartition,
 )
@@ -70,9 +72,9 @@ __all__ = [
 
 @attrs.define(eq=False)
 class CachedPartition:
-    """One partition of a session: its fetch data and what the last response sent of it."""
+    """What the session's responses last sent of one of its partitions (its fetch data is in
+    the session's :class:`~replica.session_partitions.SessionPartitions`)."""
 
-    fetch_info: PartitionFetchInfo
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
@@ -103,16 +105,17 @@ class CachedPartition:
 
 @attrs.define(eq=False)
 class FetchSession:
-    """A session: its partitions (in the order they were added), its next expected epoch,
-    whether a follower owns it, and when it was made and last used (ms)."""
+    """A session: what its responses sent of each of its partitions (in the order they were
+    added) and their fetch data (active or idle), its next expected epoch, whether a follower
+    owns it, and when it was made and last used (ms)."""
 
     session_id: int
     privileged: bool
     partitions: dict[TopicPartition, CachedPartition]
+    fetch_partitions: SessionPartitions
     creation_ms: int
     last_used_ms: int
     epoch: int = 1
-    idle: IdlePartitions = attrs.Factory(dict)
 
 
 class FetchSessionCache:
@@ -155,10 +158,10 @@ class FetchSessionCache:
         now: int,
         privileged: bool,
         partitions: dict[TopicPartition, CachedPartition],
-        idle: IdlePartitions | None = None,
+        fetch_partitions: SessionPartitions | None = None,
     ) -> int:
-        """Make a session of ``partitions`` (and ``idle``, what the full fetch's read found
-        idle) if there is room (evicting one if allowed); return its id, or
+        """Make a session of ``partitions`` with their fetch data (what the full fetch's read
+        found idle is idle) if there is room (evicting one if allowed); return its id, or
         INVALID_SESSION_ID if none was made."""
         if len(self._sessions) >= self.max_entries and not self._evict_for(privileged, now):
             return INVALID_SESSION_ID
@@ -167,7 +170,12 @@ class FetchSessionCache:
         while session_id in self._sessions or session_id == INVALID_SESSION_ID:
             session_id += 1
         self._sessions[session_id] = FetchSession(
-            session_id, privileged, partitions, now, now, idle={} if idle is None else idle
+            session_id,
+            privileged,
+            partitions,
+            SessionPartitions() if fetch_partitions is None else fetch_partitions,
+            now,
+            now,
         )
         return session_id
 
@@ -188,23 +196,45 @@ class FetchSessionCache:
         return True
 
 
-@attrs.define(eq=False)
 class FetchContext:
     """What one fetch request resolved to (Kafka's FetchContext kinds, in one class).
 
-    ``fetch_data`` is what to fetch (the request's partitions, or the whole session's for an
-    incremental fetch); ``error`` is set for a session error (then nothing is fetched).
-    :meth:`FetchManager.response_data` turns the fetched data into the response's.
+    ``fetch_data`` is what to fetch (the request's partitions, or the session's active ones
+    for an incremental fetch); ``error`` is set for a session error (then nothing is fetched);
+    ``session`` is an incremental fetch's session; ``create_session`` marks a full fetch with
+    epoch INITIAL; ``fetch_partitions`` are the session's partitions the read keeps up to
+    date, waking idle ones that changed (None: a sessionless fetch): the session's, or a new
+    one's for a full fetch that opens one. :meth:`FetchManager.response_data` turns the
+    fetched data into the response's. A plain class (one is made per fetch; native, so cheap,
+    in the compiled build).
     """
 
-    fetch_data: Mapping[TopicPartition, PartitionFetchInfo]
-    error: Errors = Errors.NONE
-    session: FetchSession | None = None  # an incremental fetch's session
-    create_session: bool = False  # a full fetch with epoch INITIAL
-    privileged: bool = False
-    #: The idle partitions the read keeps up to date and may skip (None: a sessionless fetch):
-    #: the session's, or a new one's (empty) for a full fetch that opens one.
-    idle: IdlePartitions | None = None
+    __slots__ = (
+        "create_session", "error", "fetch_data", "fetch_partitions", "privileged", "session",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        fetch_data: Mapping[TopicPartition, PartitionFetchInfo],
+        error: Errors = Errors.NONE,
+        *,
+        session: FetchSession | None = None,
+        create_session: bool = False,
+        privileged: bool = False,
+        fetch_partitions: SessionPartitions | None = None,
+    ) -> None:
+        self.fetch_data = fetch_data
+        self.error = error
+        self.session = session
+        self.create_session = create_session
+        self.privileged = privileged
+        self.fetch_partitions = fetch_partitions
+
+    @property
+    def waits_on_idle(self) -> bool:
+        """Whether the fetch has idle session partitions to wait on (it may wait even with no
+        active partition to read)."""
+        return self.fetch_partitions is not None and bool(self.fetch_partitions.idle)
 
 
 class FetchManager:
@@ -236,7 +266,7 @@ class FetchManager:
                 fetch_data,
                 create_session=create_session,
                 privileged=privileged,
-                idle={} if create_session else None,
+                fetch_partitions=SessionPartitions(fetch_data) if create_session else None,
             )
         session = cache.get(metadata.session_id)
         if session is None:
@@ -244,23 +274,20 @@ class FetchManager:
         if session.epoch != metadata.epoch:
             return FetchContext({}, Errors.INVALID_FETCH_SESSION_EPOCH)
         partitions = session.partitions
-        idle = session.idle
+        fetch_partitions = session.fetch_partitions
         for tp in forgotten:
             partitions.pop(tp, None)
-            idle.pop(tp, None)
+        fetch_partitions.forget(forgotten)
         for tp, info in fetch_data.items():
-            idle.pop(tp, None)
-            cached = partitions.get(tp)
-            if cached is None:
-                partitions[tp] = CachedPartition(info)
-            else:
-                cached.fetch_info = info
+            fetch_partitions.put(tp, info)
+            if tp not in partitions:
+                partitions[tp] = CachedPartition()
         session.epoch = metadata.next_incremental().epoch
         cache.touch(session, now)
         return FetchContext(
-            {tp: cached.fetch_info for tp, cached in partitions.items()},
+            fetch_partitions.in_order(fetch_partitions.active),
             session=session,
-            idle=idle,
+            fetch_partitions=fetch_partitions,
         )
 
     def response_data(
@@ -274,13 +301,14 @@ class FetchManager:
         if session is None:
             session_id = INVALID_SESSION_ID
             if context.create_session:
-                cached = {tp: CachedPartition(info) for tp, info in context.fetch_data.items()}
+                cached = {tp: CachedPartition() for tp in context.fetch_data}
                 for tp, partition_data in data.items():
                     cached_partition = cached.get(tp)
                     if cached_partition is not None:
                         cached_partition.maybe_update_response_data(partition_data, False)
+                assert context.fetch_partitions is not None  # made with the context
                 session_id = self.cache.maybe_create_session(
-                    now, context.privileged, cached, context.idle
+                    now, context.privileged, cached, context.fetch_partitions
                 )
             return session_id, data
         partitions = session.partitions

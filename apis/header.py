@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-import attrs
-
 __all__ = ["ApiKeys", "RequestHeader"]
 
 
@@ -26,17 +24,29 @@ class ApiKeys(IntEnum):
     HEARTBEAT = 12
     LEAVE_GROUP = 13
     SYNC_GROUP = 14
+    OFFSET_FOR_LEADER_EPOCH = 23
 
 
-@attrs.define(frozen=True)
 class RequestHeader:
     """Kafka's request header (v1): API key and version, correlation id, client id.
 
     The correlation id is chosen by the client and echoed in the response so the client can
-    match responses to requests on one connection.
+    match responses to requests on one connection. Not to be changed once made (a plain
+    class, as :class:`~apis.request_channel.Request` is, for the same reason).
     """
 
-    api_key: ApiKeys
-    correlation_id: int
-    client_id: str = ""
-    api_version: int = 0
+    __slots__ = ("api_key", "api_version", "client_id", "correlation_id")
+
+    def __init__(
+        self, api_key: ApiKeys, correlation_id: int, client_id: str = "", api_version: int = 0
+    ) -> None:
+        self.api_key = api_key
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.api_version = api_version
+
+    def __repr__(self) -> str:
+        return (
+            f"RequestHeader({self.api_key!r}, correlation_id={self.correlation_id}, "
+            f"client_id={self.client_id!r}, api_version={self.api_version})"
+        )

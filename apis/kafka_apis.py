@@ -61,6 +61,11 @@ from apis.offset_fetch import (
     OffsetFetchResponse,
     OffsetFetchResponsePartition,
 )
+from apis.offset_for_leader_epoch import (
+    DEBUGGING_REPLICA_ID,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from apis.produce import ProduceRequest, ProduceResponse
 from apis.request_channel import Request, RequestBody, RequestChannel, ResponseBody
 from apis.sync_group import SyncGroupRequest, SyncGroupResponse
@@ -72,8 +77,8 @@ from replica.records import NO_TIMESTAMP
 from replica.replica_manager import ReplicaManager
 from replica.types import (
     GROUP_METADATA_TOPIC_NAME,
-    UNKNOWN_OFFSET,
     FetchPartitionData,
+    OffsetForLeaderEpochResult,
     PartitionResponse,
     TopicPartition,
 )
@@ -91,29 +96,45 @@ _Check = Callable[[object], bool]
 
 @attrs.frozen
 class _FieldCheck:
-    """One field of a request body class: its name, declared type and type check."""
+    """One field of a request body class: its name, declared type and type check.
+
+    ``usual`` are the exact types the drivers build the field with (``dict`` for a mapping,
+    ``int`` for an int...): a value of one of them conforms without calling ``conforms``,
+    so checking a well-formed request costs a set lookup per field."""
 
     name: str
     tp: Any
     conforms: _Check
+    usual: frozenset[type]
 
 
 _FIELD_CHECKS: dict[type, tuple[_FieldCheck, ...]] = {}
 
 
-def _type_check(tp: Any) -> _Check:
+def _type_check(tp: Any) -> tuple[_Check, frozenset[type]]:
     """A check that a value is of type ``tp``, shallowly: the container, not its items (a bool
-    is not an int, a string is not a sequence)."""
+    is not an int, a string is not a sequence); and the exact types that surely pass it."""
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        members = tuple(_type_check(member) for member in get_args(tp))
-        return lambda value: any(check(value) for check in members)
+        members = [_type_check(member) for member in get_args(tp)]
+        checks = tuple(check for check, _ in members)
+        return (
+            lambda value: any(check(value) for check in checks),
+            frozenset().union(*(usual for _, usual in members)),
+        )
     if tp is int:
-        return lambda value: isinstance(value, int) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int) and not isinstance(value, bool), frozenset(
+            {int}
+        )
     if origin is Sequence:
-        return lambda value: isinstance(value, Sequence) and not isinstance(value, str | bytes)
+        return (
+            lambda value: isinstance(value, Sequence) and not isinstance(value, str | bytes),
+            frozenset({tuple, list}),
+        )
+    if origin is Mapping:
+        return lambda value: isinstance(value, Mapping), frozenset({dict})
     kind = origin or tp
-    return lambda value: isinstance(value, kind)
+    return lambda value: isinstance(value, kind), frozenset({kind})
 
 
 def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
@@ -122,7 +143,7 @@ def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
     if found is None:
         hints = get_type_hints(cls)
         found = tuple(
-            _FieldCheck(field.name, hints[field.name], _type_check(hints[field.name]))
+            _FieldCheck(field.name, hints[field.name], *_type_check(hints[field.name]))
             for field in attrs.fields(cls)
         )
         _FIELD_CHECKS[cls] = found
@@ -131,11 +152,12 @@ def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
 
 def _malformed(body: RequestBody) -> list[_FieldCheck]:
     """The fields of ``body`` whose values are not of their declared types."""
-    return [
-        field
-        for field in _field_checks(type(body))
-        if not field.conforms(getattr(body, field.name))
-    ]
+    malformed: list[_FieldCheck] = []
+    for field in _field_checks(type(body)):
+        value = getattr(body, field.name)
+        if type(value) not in field.usual and not field.conforms(value):
+            malformed.append(field)
+    return malformed
 
 
 def _error_response(body: RequestBody, error: Errors) -> ResponseBody:
@@ -291,7 +313,8 @@ class KafkaApis:
         The timeout is not validated, as in Kafka: a negative one expires at once (an acks=-1
         produce waits for no replication). Per partition: not in the metadata cache ->
         UNKNOWN_TOPIC_OR_PARTITION; every other check (leadership, record size, internal
-        topics, min.insync.replicas) is the ReplicaManager's.
+        topics, min.insync.replicas, an idempotent producer's sequence) is the
+        ReplicaManager's.
         """
         with self._responding(request) as respond:
             body = self._body(request, ProduceRequest)
@@ -308,7 +331,9 @@ class KafkaApis:
             if not valid:
                 send({})
                 return
-            self.replica_manager.append_messages(body.timeout_ms, body.acks, valid, send)
+            self.replica_manager.append_messages(
+                body.timeout_ms, body.acks, valid, send, producers=body.producers
+            )
 
     # -- fetch ------------------------------------------------------------------------------
 
@@ -356,23 +381,16 @@ class KafkaApis:
             rejected_data = {tp: fetch_error(error) for tp, error in rejected.items()}
 
             def send(data: Mapping[TopicPartition, FetchPartitionData]) -> None:
-                # fetch_messages answers every partition it was given but the idle ones it
-                # skipped, in the request's order: with nothing rejected that is already the
-                # response.
-                responses = data
-                if rejected_data:
-                    merged = {**rejected_data, **data}
-                    responses = {tp: merged[tp] for tp in fetch_data if tp in merged}
-                if not from_follower:
-                    responses = {
-                        tp: d._replace(log_end_offset=UNKNOWN_OFFSET) for tp, d in responses.items()
-                    }
+                # fetch_messages answers every partition it was given and the session's idle
+                # ones it woke: with nothing rejected that is already the response.
+                # (A consumer's data carries no log end offset: the ReplicaManager leaves it out.)
+                responses = {**rejected_data, **data} if rejected_data else data
                 session_id, responses = fetch_manager.response_data(
                     context, responses, clock()
                 )
                 respond(FetchResponse(Errors.NONE, responses, session_id=session_id))
 
-            if not valid:
+            if not valid and not context.waits_on_idle:
                 send({})
                 return
             max_bytes = min(body.max_bytes, self.config.fetch_max_bytes)
@@ -384,7 +402,7 @@ class KafkaApis:
                 max_bytes,
                 body.isolation_level,
                 send,
-                idle=context.idle,
+                session=context.fetch_partitions,
             )
 
     # -- list offsets -----------------------------------------------------------------------
@@ -412,6 +430,29 @@ class KafkaApis:
                 else:
                     responses[tp] = ListOffsetsPartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
             respond(ListOffsetsResponse(responses))
+
+    def handle_offset_for_leader_epoch(self, request: Request) -> None:
+        """Look epochs up through ``ReplicaManager.last_offset_for_leader_epoch``.
+
+        Per partition: not in the metadata cache -> UNKNOWN_TOPIC_OR_PARTITION; leadership
+        and epochs are the ReplicaManager's. Only the leader answers, except a request from
+        Kafka's debugging replica id, which any replica answers.
+        """
+        with self._responding(request) as respond:
+            body = self._body(request, OffsetForLeaderEpochRequest)
+            from_leader = body.replica_id != DEBUGGING_REPLICA_ID
+            responses: dict[TopicPartition, OffsetForLeaderEpochResult] = {}
+            for tp, asked in body.epochs.items():
+                if self.metadata_cache.contains_partition(tp):
+                    responses[tp] = self.replica_manager.last_offset_for_leader_epoch(
+                        tp,
+                        asked.leader_epoch,
+                        current_leader_epoch=asked.current_leader_epoch,
+                        fetch_only_from_leader=from_leader,
+                    )
+                else:
+                    responses[tp] = OffsetForLeaderEpochResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            respond(OffsetForLeaderEpochResponse(responses))
 
     # -- metadata ---------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import attrs
 
 from apis.header import ApiKeys
 from replica.errors import Errors
-from replica.records import Record
+from replica.records import ProducerBatchInfo, Record
 from replica.types import PartitionResponse, TopicPartition
 
 __all__ = ["PartitionResponse", "ProduceRequest", "ProduceResponse"]
@@ -23,7 +23,9 @@ class ProduceRequest:
     (after every in-sync replica has the records). ``timeout_ms``: how long an acks=-1 produce
     may wait for replication (negative: not at all, it expires at once, as in Kafka).
     ``records``: one batch of records per partition. Other acks are not rejected here: the
-    broker answers them with INVALID_REQUIRED_ACKS.
+    broker answers them with INVALID_REQUIRED_ACKS. ``producers``: the idempotent producer's
+    stamp (producer id, epoch, base sequence) of a partition's batch, for the partitions that
+    have one; the leader appends a retried batch once (see :mod:`replica.producer_state`).
     """
 
     API_KEY: ClassVar[ApiKeys] = ApiKeys.PRODUCE
@@ -31,6 +33,7 @@ class ProduceRequest:
     acks: int
     timeout_ms: int
     records: Mapping[TopicPartition, Sequence[Record]]
+    producers: Mapping[TopicPartition, ProducerBatchInfo] = attrs.Factory(dict)
 
     def error_response(self, error: Errors) -> ProduceResponse:
         """A response giving ``error`` for every partition of the request."""

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-import attrs
-
 from apis.api_table import RequestBody, ResponseBody
 from apis.exceptions import RequestHeaderMismatchError
 from apis.header import RequestHeader
@@ -23,24 +21,29 @@ from apis.produce import ProduceRequest
 __all__ = ["Request", "RequestBody", "RequestChannel", "Response", "ResponseBody"]
 
 
-@attrs.define(frozen=True, eq=False)
 class Request:
-    """A received request: its header, its body and the connection it arrived on.
+    """A received request: its header, its body and the connection it arrived on. Not to be
+    changed once made (a plain class, not an attrs one: one is made per request, and a
+    plain class is native, so cheap to build and read, in the compiled build).
 
     Raises:
         RequestHeaderMismatchError: ``header.api_key`` is not the API of ``body``.
     """
 
-    header: RequestHeader
-    body: RequestBody
-    connection_id: str = ""
+    __slots__ = ("body", "connection_id", "header")
 
-    def __attrs_post_init__(self) -> None:
-        if self.header.api_key != self.body.API_KEY:
+    def __init__(self, header: RequestHeader, body: RequestBody, connection_id: str = "") -> None:
+        if header.api_key != body.API_KEY:
             raise RequestHeaderMismatchError(
-                f"header api_key {self.header.api_key.name} does not match a "
-                f"{type(self.body).__name__} (api_key {self.body.API_KEY.name})"
+                f"header api_key {header.api_key.name} does not match a "
+                f"{type(body).__name__} (api_key {body.API_KEY.name})"
             )
+        self.header = header
+        self.body = body
+        self.connection_id = connection_id
+
+    def __repr__(self) -> str:
+        return f"Request({self.header!r}, {self.body!r}, connection_id={self.connection_id!r})"
 
     @classmethod
     def create(
@@ -65,12 +68,17 @@ class Request:
         return not (isinstance(self.body, ProduceRequest) and self.body.acks == 0)
 
 
-@attrs.define(frozen=True, eq=False)
 class Response:
-    """The answer to ``request``."""
+    """The answer to ``request`` (a plain class, as :class:`Request` is)."""
 
-    request: Request
-    body: ResponseBody
+    __slots__ = ("body", "request")
+
+    def __init__(self, request: Request, body: ResponseBody) -> None:
+        self.request = request
+        self.body = body
+
+    def __repr__(self) -> str:
+        return f"Response({self.request!r}, {self.body!r})"
 
     @property
     def correlation_id(self) -> int:

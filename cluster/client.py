@@ -9,7 +9,7 @@ broker's answer, errors included.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from apis.fetch import FetchRequest, PartitionFetchInfo
 from apis.heartbeat import HeartbeatRequest
@@ -18,7 +18,7 @@ from apis.leave_group import LeaveGroupRequest
 from apis.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition
 from apis.offset_fetch import OffsetFetchRequest
 from apis.produce import ProduceRequest
-from apis.request_channel import RequestBody
+from apis.request_channel import RequestBody, ResponseBody
 from apis.sync_group import SyncGroupRequest
 from cluster.cluster import Call, Cluster
 from replica.records import Record
@@ -28,11 +28,23 @@ __all__ = ["Client"]
 
 
 class Client:
-    """Sends requests into ``cluster`` as node ``client_id``."""
+    """Sends requests into ``cluster`` as node ``client_id``.
 
-    def __init__(self, cluster: Cluster, client_id: str = "client") -> None:
+    ``on_response``, if given, is called with each response to a request this client sent,
+    once its :class:`~cluster.cluster.Call` holds it: a driver whose transport answers later
+    (a simulator's) learns there that a call is done.
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        client_id: str = "client",
+        *,
+        on_response: Callable[[ResponseBody], None] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.client_id = client_id
+        self._on_response = on_response
 
     def __repr__(self) -> str:
         return f"Client({self.client_id!r})"
@@ -169,4 +181,4 @@ class Client:
         )
 
     def _send(self, destination: int, body: RequestBody) -> Call:
-        return self.cluster.send(destination, body, source=self.client_id)
+        return self.cluster.send(destination, body, self._on_response, source=self.client_id)

@@ -166,18 +166,25 @@ class Cluster:
         *,
         source: str = "client",
         api_version: int = 0,
+        client_id: str | None = None,
+        client_host: str | None = None,
     ) -> Call:
         """Send ``body`` from node ``source`` to broker ``destination``; returns its
         :class:`Call`, whose response is filled in when it arrives (``on_response`` is called
-        then too). ``api_version`` goes in the request header (a wire-protocol server passes
-        the client's). Raises UnknownBrokerError for an unknown destination."""
+        then too). ``api_version`` goes in the request header, with ``client_id`` (default
+        ``source``); ``client_host`` is where the request came from (default the connection's
+        name, ``source->broker-N``): a wire-protocol server passes the client's version, id
+        and address, which the group coordinator records with a member. Raises
+        UnknownBrokerError for an unknown destination."""
         self.broker(destination)
         correlation_id = next(self._correlation_ids)
         request = Request.create(
             body,
             correlation_id=correlation_id,
-            client_id=source,
-            connection_id=f"{source}->{broker_node_name(destination)}",
+            client_id=source if client_id is None else client_id,
+            connection_id=(
+                f"{source}->{broker_node_name(destination)}" if client_host is None else client_host
+            ),
             api_version=api_version,
         )
         call = Call(request, destination, self.clock.now)

@@ -3,8 +3,9 @@
 
 ``serve`` runs one proxy server (:func:`consume_proxy.server.serve`) until Ctrl-C (SIGINT):
 it logs where it listens, and on Ctrl-C commits, leaves the group and exits 0. ``-X
-NAME=VALUE`` (repeatable) passes a setting to the Kafka client (librdkafka's names, e.g.
-``-X session.timeout.ms=6000``). Bad options get one line and exit 2.
+NAME=VALUE`` (repeatable) passes a setting to the Kafka clients (librdkafka's names; prefixed
+``consumer.`` or ``producer.`` for the consumers or the producer only, e.g. ``-X
+consumer.session.timeout.ms=6000``). Bad options get one line and exit 2.
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ from functools import partial
 import trio
 
 from consume_proxy.errors import InvalidProxyConfigError
+from consume_proxy.feed import DEFAULT_LOG_TOPIC, DEFAULT_WINDOW
 from consume_proxy.http import DEFAULT_MAX_BODY
-from consume_proxy.kafka_feed import DEFAULT_WINDOW
-from consume_proxy.proxy import DEFAULT_DELIVERY_COUNT_LIMIT, DEFAULT_LEASE_DURATION
+from consume_proxy.proxy import (
+    DEFAULT_DELIVERY_COUNT_LIMIT,
+    DEFAULT_LEASE_DURATION,
+    DEFAULT_MAX_RECORD_LOCKS,
+)
 
 __all__ = ["main"]
 
@@ -49,6 +54,21 @@ def _parser() -> argparse.ArgumentParser:
         help=f"deliveries before a record is archived ({DEFAULT_DELIVERY_COUNT_LIMIT})",
     )
     run.add_argument(
+        "--max-record-locks",
+        type=int,
+        default=DEFAULT_MAX_RECORD_LOCKS,
+        help=f"records a partition may have pending at once ({DEFAULT_MAX_RECORD_LOCKS})",
+    )
+    run.add_argument(
+        "--log-topic",
+        default=DEFAULT_LOG_TOPIC,
+        help=f"the state log topic, partitioned like the data topic ({DEFAULT_LOG_TOPIC})",
+    )
+    run.add_argument(
+        "--dead-letter-topic",
+        help="where archived records go (default: nowhere, only logged)",
+    )
+    run.add_argument(
         "--window",
         type=int,
         default=DEFAULT_WINDOW,
@@ -63,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a Kafka client setting (librdkafka's name), repeatable",
+        help="a Kafka client setting (librdkafka's name; consumer./producer. prefixes)",
     )
     run.add_argument("--log-level", default="INFO", help="logging level (INFO)")
     return parser
@@ -98,7 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     port=options.port,
                     lease_ms=options.lease_ms,
                     delivery_count_limit=options.delivery_count_limit,
+                    max_record_locks=options.max_record_locks,
                     window=options.window,
+                    log_topic=options.log_topic,
+                    dead_letter_topic=options.dead_letter_topic,
                     kafka_config=kafka,
                     max_body=options.max_body,
                 )

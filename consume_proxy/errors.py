@@ -10,7 +10,6 @@ __all__ = [
     "InvalidProxyConfigError",
     "InvalidRecordStateError",
     "LeaseExpiredError",
-    "LogDivergedError",
     "LogFormatError",
     "OffsetOutOfRangeError",
     "ProxyError",
@@ -52,8 +51,3 @@ class RecordNotHandedOutError(InvalidRecordStateError):
 
 class LogFormatError(ProxyError, ValueError):
     """A record of the state log topic is not a state-log entry this version can read."""
-
-
-class LogDivergedError(ProxyError, RuntimeError):
-    """The state log partition holds entries this server did not write where it expected its
-    own: another server writes it too (a previous owner that is still alive)."""

@@ -9,9 +9,9 @@ that drives the proxy between requests.
 Routes (request and response bodies are JSON objects)::
 
     POST /read         {"timeout_ms"}                       200 a record, 204 none in time
-    POST /acknowledge  {"topic", "partition", "offset", "delivery"?}   200 {}
-    POST /cancel       same                                             200 {}
-    POST /reject       same                                             200 {}
+    POST /acknowledge  {"topic", "partition", "offset", "delivery"?}   200 {}, 202 forwarded
+    POST /cancel       same                                             200 {}, 202 forwarded
+    POST /reject       same                                             200 {}, 202 forwarded
     POST /renew        same                                 200 {"lease_deadline_ms"}
     GET  /status                                            200 partitions, pending, lag
 
@@ -20,6 +20,14 @@ record and answers 204 if none came. A record reads as ``{"topic", "partition", 
 "key", "value", "delivery", "lease_deadline_ms"}``, key and value in base64 (null for none);
 ``delivery`` is the delivery count, to pass back so that an acknowledgement from a reader whose
 lease ended is refused even after the record went to another reader.
+
+An acknowledge, cancel or reject for a partition of the served topic that this server does not
+serve (or is still catching up on) is forwarded to the partition's owner through the state log
+(:meth:`ConsumeProxy.forward <consume_proxy.ConsumeProxy.forward>`) and answered 202 Accepted
+``{"forwarded": true}``: the owner applies it when it reads it, and refuses it there if the
+lease has ended by then (the record then comes back, as after any expired lease). A renew needs
+the owner's answer (the new deadline): it is answered 404 by a server that does not serve the
+partition, and 503 while it catches up on it.
 
 Refusals change nothing and carry a one-line text reason: 400 for a body that is not a JSON
 object with the fields above (wrong types, a negative offset, a timeout out of bounds, unknown
@@ -45,6 +53,7 @@ from consume_proxy.errors import (
 )
 from consume_proxy.proxy import ConsumeProxy
 from consume_proxy.record_state import Record, RecordState
+from consume_proxy.state_log import LogEntryKind
 from replica.types import TopicPartition
 from trio_http import Response
 
@@ -58,7 +67,13 @@ DEFAULT_MAX_BODY = 4096
 _RECORD_ROUTES = ("/acknowledge", "/cancel", "/reject", "/renew")
 _ROUTES = {"/read": "POST", "/status": "GET", **dict.fromkeys(_RECORD_ROUTES, "POST")}
 _RECORD_FIELDS = {"topic": str, "partition": int, "offset": int, "delivery": int}
+_FORWARDED_AS = {
+    "/acknowledge": LogEntryKind.ACKNOWLEDGE_REQUEST,
+    "/cancel": LogEntryKind.CANCEL_REQUEST,
+    "/reject": LogEntryKind.REJECT_REQUEST,
+}
 _OK = Response.json({})
+_FORWARDED = Response.json({"forwarded": True}, 202)
 _NOTHING = Response(204, b"", "")
 
 
@@ -74,7 +89,8 @@ class Frontend:
 
     ``clock`` reads the time in the proxy's units (the reaper's clock); ``high_watermark``
     gives a served partition's high watermark as last seen from Kafka (None: not known yet),
-    for the lag on the status page.
+    for the lag on the status page; ``partitions`` gives a topic's partition count if
+    requests for its partitions not served here may be forwarded (None: they may not).
     """
 
     def __init__(
@@ -83,11 +99,13 @@ class Frontend:
         clock: Callable[[], int],
         *,
         high_watermark: Callable[[TopicPartition], int | None] = lambda tp: None,
+        partitions: Callable[[str], int | None] = lambda topic: None,
         max_body: int = DEFAULT_MAX_BODY,
     ) -> None:
         self.proxy = proxy
         self.clock = clock
         self.high_watermark = high_watermark
+        self.partitions = partitions
         self.max_body = max_body
 
     def may_wait(self, method: str, target: str) -> bool:
@@ -156,10 +174,23 @@ class Frontend:
         delivery = fields.get("delivery")
         assert isinstance(topic, str) and isinstance(partition, int) and isinstance(offset, int)
         assert delivery is None or isinstance(delivery, int)
-        if partition < 0 or offset < 0 or (delivery is not None and delivery < 1):
-            raise _Refused(400, "partition and offset must be >= 0, delivery >= 1")
+        if not (
+            0 <= partition < 2**31
+            and 0 <= offset < 2**63
+            and (delivery is None or 1 <= delivery < 2**31)
+        ):
+            raise _Refused(
+                400, "partition and offset must be >= 0, delivery >= 1 (int32, int64, int32)"
+            )
         tp = TopicPartition(topic, partition)
         proxy = self.proxy
+        count = self.partitions(topic)
+        forwards = target != "/renew" and count is not None and partition < count
+        if tp in proxy.catching_up():  # its owner is this server, once it has read its log
+            if forwards:
+                return self._forward(target, tp, offset, delivery)
+            if target == "/renew":
+                raise _Refused(503, f"{tp} is catching up on its state log", ("Retry-After", "1"))
         try:
             if target == "/renew":
                 return Response.json({"lease_deadline_ms": proxy.renew(tp, offset, delivery)})
@@ -169,18 +200,31 @@ class Frontend:
                 "/reject": proxy.reject,
             }[target]
             action(tp, offset, delivery)
-        except (UnknownPartitionError, OffsetOutOfRangeError) as error:
+        except UnknownPartitionError as error:  # served elsewhere, or not a partition at all
+            if forwards:
+                return self._forward(target, tp, offset, delivery)
+            raise _Refused(404, str(error)) from None
+        except OffsetOutOfRangeError as error:
             raise _Refused(404, str(error)) from None
         except InvalidRecordStateError as error:
             raise _Refused(409, str(error)) from None
         return _OK
 
+    def _forward(
+        self, target: str, tp: TopicPartition, offset: int, delivery: int | None
+    ) -> Response:
+        """Forward the request to ``tp``'s owner through the state log."""
+        self.proxy.forward(_FORWARDED_AS[target], tp, offset, delivery)
+        return _FORWARDED
+
     def status(self) -> dict[str, object]:
         """The status page: each served partition's committed position (``start_offset``),
-        fetched end, high watermark, lag (high watermark - committed position) and record
-        counts; the total pending."""
+        fetched end, high watermark, lag (high watermark - committed position), whether it
+        is catching up, and record counts; the total pending; this server's writer id and
+        what it did with the shared log (:class:`~consume_proxy.ProxyCounts`)."""
         partitions = []
         total = 0
+        catching_up = set(self.proxy.catching_up())
         for tp in self.proxy.served:
             share = self.proxy.partition(tp)
             high = self.high_watermark(tp)
@@ -194,12 +238,22 @@ class Frontend:
                     "end_offset": share.end_offset,
                     "high_watermark": high,
                     "lag": None if high is None else max(high - share.start_offset, 0),
+                    "catching_up": tp in catching_up,
                     "available": share.count(RecordState.AVAILABLE),
                     "pending": pending,
                     "acknowledged": share.count(RecordState.ACKNOWLEDGED),
                 }
             )
-        return {"partitions": partitions, "pending": total}
+        counts = self.proxy.counts
+        return {
+            "partitions": partitions,
+            "pending": total,
+            "writer": self.proxy.log.writer,
+            "forwarded": counts.forwarded,
+            "applied": counts.applied,
+            "refused": counts.refused,
+            "fenced": counts.fenced,
+        }
 
 
 def _json_object(body: bytes) -> dict[str, object]:

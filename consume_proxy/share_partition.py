@@ -18,6 +18,13 @@ given. With it, an acknowledgement from a reader whose lease expired is refused 
 record has since been handed to someone else; without it (the seed's Acknowledge(topic,
 partition, offset)) the current delivery is meant.
 
+**Record locks.** With ``max_record_locks`` set, a partition holding that many PENDING
+records hands out nothing more (:attr:`SharePartition.has_available` is False) until one of
+them is acknowledged, cancelled, rejected or expires: KIP-932's
+``group.share.partition.max.record.locks``, a bound on the records one partition has out with
+readers. Whatever takes a partition from full to not full calls ``on_available`` if it has
+records to hand out, so waiting reads take them.
+
 Offsets that were never fetched inside the map (a compacted topic's holes, transaction
 markers) hold no record; the commit passes them.
 
@@ -33,6 +40,7 @@ merges but hands nothing out.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from sortedcontainers import SortedSet  # type: ignore[import-untyped]  # ships no type hints
@@ -93,7 +101,8 @@ class SharePartition:
     """The state map of one partition (see the module docstring).
 
     ``start_offset`` is the partition's committed position (the next offset to read).
-    ``timer`` is the wheel leases are scheduled on; ``now()`` the current time.
+    ``timer`` is the wheel leases are scheduled on; ``now()`` the current time;
+    ``max_record_locks`` the most PENDING records it may hold (None: no bound).
     """
 
     def __init__(
@@ -108,6 +117,7 @@ class SharePartition:
         on_available: Callable[[TopicPartition], object],
         on_archive: Callable[[Record], object],
         on_delivery_end: Callable[[TopicPartition, int, int], object],
+        max_record_locks: int | None = None,
     ) -> None:
         self.tp = tp
         self.start_offset = start_offset
@@ -123,6 +133,9 @@ class SharePartition:
         self._available: SortedSet = SortedSet()
         self._finished = _Finished(self._records)
         self._known: dict[int, Progress] = {}  # merged progress of records not fetched yet
+        self.max_record_locks = max_record_locks
+        self._locks = sys.maxsize if max_record_locks is None else max_record_locks
+        self._pending = 0  # records PENDING now
         self.serving = True
 
     # -- queries ------------------------------------------------------------------------------
@@ -141,10 +154,22 @@ class SharePartition:
         record = self._get(offset)
         return record.deadline if record.state is _PENDING else None
 
+    def fetched(self, offset: int) -> tuple[bytes | None, bytes | None] | None:
+        """The key and value of the record at ``offset``, or None if it is not in the map
+        (committed, a hole, or not fetched yet)."""
+        record = self._records.get(offset)
+        return None if record is None else (record.key, record.value)
+
     @property
     def has_available(self) -> bool:
-        """True if a Read could be given a record now (never while catching up)."""
-        return self.serving and bool(self._available)
+        """True if a Read could be given a record now (never while catching up, nor while
+        the partition holds ``max_record_locks`` PENDING records)."""
+        return self.serving and bool(self._available) and self._pending < self._locks
+
+    @property
+    def full(self) -> bool:
+        """True while the partition holds ``max_record_locks`` PENDING records."""
+        return self._pending >= self._locks
 
     def progress(self, offset: int) -> Progress:
         """What this copy knows of ``offset``, as an element of the state map's lattice
@@ -203,8 +228,10 @@ class SharePartition:
     def acknowledge(self, offset: int, delivery: int | None = None) -> Record:
         """Acknowledge the current delivery of ``offset``: PENDING -> ACKNOWLEDGED."""
         record = self._leased(offset, delivery, "acknowledge")
+        full = self._pending >= self._locks
         TimerTask.cancel(record)
         self._move(record, RecordState.ACKNOWLEDGED)
+        self._unlocked(full)
         return self._record(record)
 
     def release(self, offset: int, delivery: int | None = None) -> None:
@@ -215,9 +242,11 @@ class SharePartition:
     def reject(self, offset: int, delivery: int | None = None) -> None:
         """Give up on ``offset`` for good: PENDING -> ARCHIVED (to the dead-letter sink)."""
         record = self._leased(offset, delivery, "reject")
+        full = self._pending >= self._locks
         TimerTask.cancel(record)
         self._on_delivery_end(self.tp, offset, record.delivery_count)
         self._archive(record)
+        self._unlocked(full)
 
     def renew(self, offset: int, delivery: int | None = None) -> int:
         """Restart the lease of ``offset`` from now; returns the new deadline."""
@@ -252,7 +281,12 @@ class SharePartition:
         if record is not None:
             self._adopt(record, progress.join(self.progress(offset)))
         elif offset >= self.end_offset:
-            self._known[offset] = progress.join(self._known.get(offset, NEVER_DELIVERED))
+            known = self._known.get(offset, NEVER_DELIVERED)
+            joined = self._known[offset] = progress.join(known)
+            if known.state is _PENDING and (
+                joined.state is not _PENDING or joined.delivery != known.delivery
+            ):  # the delivery merged before ended in this copy too
+                self._on_delivery_end(self.tp, offset, known.delivery)
 
     def close(self) -> None:
         """Forget the map: the partition is no longer served here. Every lease is cancelled
@@ -262,11 +296,17 @@ class SharePartition:
         self._records.clear()
         self._available.clear()
         self._known.clear()
+        self._pending = 0
 
     # -- internals ----------------------------------------------------------------------------
 
     def _adopt(self, record: _InFlight, target: Progress) -> None:
         """Move ``record`` to ``target``, a progress at least as high as its own."""
+        full = self._pending >= self._locks
+        self._adopt_progress(record, target)
+        self._unlocked(full)
+
+    def _adopt_progress(self, record: _InFlight, target: Progress) -> None:
         state = target.state
         if record.state is _PENDING and (
             state is not _PENDING or target.delivery != record.delivery_count
@@ -325,10 +365,12 @@ class SharePartition:
 
     def _end_delivery(self, record: _InFlight) -> None:
         """A delivery ended without an acknowledgement (Cancel, or the lease expired)."""
+        full = self._pending >= self._locks
         TimerTask.cancel(record)
         self._on_delivery_end(self.tp, record.offset, record.delivery_count)
         if record.delivery_count >= self.delivery_count_limit:
             self._archive(record)
+            self._unlocked(full)
             return
         self._move(record, _AVAILABLE)
         self._available.add(record.offset)
@@ -338,10 +380,18 @@ class SharePartition:
         self._move(record, RecordState.ARCHIVED)
         self._on_archive(self._record(record))
 
-    @staticmethod
-    def _move(record: _InFlight, to: RecordState) -> None:
+    def _unlocked(self, was_full: bool) -> None:
+        """Wake waiting reads if the partition was full and now has records to hand out."""
+        if was_full and self.has_available:
+            self._on_available(self.tp)
+
+    def _move(self, record: _InFlight, to: RecordState) -> None:
         if to not in TRANSITIONS[record.state]:
             raise AssertionError(f"offset {record.offset}: {record.state} -> {to} is not allowed")
+        if record.state is _PENDING:
+            self._pending -= 1
+        elif to is _PENDING:
+            self._pending += 1
         record.state = to
 
     def _record(self, record: _InFlight) -> Record:

@@ -98,12 +98,19 @@ class _Connection:
     :class:`~kafka_server.translations.BrokerContext`); ``pending`` gets the answer."""
 
     def __init__(
-        self, server: KafkaServer, broker_id: int, name: str, version: int, pending: _Pending
+        self,
+        server: KafkaServer,
+        broker_id: int,
+        name: str,
+        request: DecodedRequest,
+        client_host: str,
+        pending: _Pending,
     ) -> None:
         self.server = server
         self.broker_id = broker_id
         self.name = name
-        self.version = version
+        self.request = request
+        self.client_host = client_host
         self.pending = pending
 
     def send(self, body: RequestBody, on_response: Callable[[ResponseBody], None]) -> None:
@@ -117,7 +124,13 @@ class _Connection:
                 self.pending(Silence.CLOSE_CONNECTION)
 
         self.server.cluster.send(
-            self.broker_id, body, guarded, source=self.name, api_version=self.version
+            self.broker_id,
+            body,
+            guarded,
+            source=self.name,
+            api_version=self.request.version,
+            client_id=self.request.client_id or "",
+            client_host=self.client_host,
         )
 
     def advertised(self, broker_id: int) -> tuple[str, int] | None:
@@ -137,6 +150,18 @@ class _Connection:
 
     def cluster_id(self) -> str:
         return self.server.cluster_id
+
+    def max_message_bytes(self) -> int:
+        return self.server.cluster.config.broker.message_max_bytes
+
+
+def _client_host(stream: trio.SocketStream) -> str:
+    """The client's address as Kafka records it with a group member (``/127.0.0.1``)."""
+    try:
+        peer = stream.socket.getpeername()
+    except OSError:
+        return "/unknown"
+    return f"/{peer[0]}"
 
 
 class KafkaServer:
@@ -315,6 +340,7 @@ class KafkaServer:
 
     async def _connection(self, broker_id: int, stream: trio.SocketStream) -> None:
         name = f"conn-{next(self._connection_ids)}->broker-{broker_id}"
+        client_host = _client_host(stream)
         buffer = bytearray()
         try:
             async with stream:
@@ -322,7 +348,7 @@ class KafkaServer:
                     frame = await self._read_frame(stream, buffer, name)
                     if frame is None:
                         return
-                    answer = await self._serve_frame(broker_id, name, frame)
+                    answer = await self._serve_frame(broker_id, name, client_host, frame)
                     if answer is None:
                         return
                     if answer:
@@ -352,7 +378,9 @@ class KafkaServer:
                 return None
             buffer += data
 
-    async def _serve_frame(self, broker_id: int, name: str, frame: bytes) -> bytes | None:
+    async def _serve_frame(
+        self, broker_id: int, name: str, client_host: str, frame: bytes
+    ) -> bytes | None:
         """The bytes to write for ``frame`` (b"" for nothing), or None to close."""
         decoded = decode_request(frame)
         if not isinstance(decoded, DecodedRequest):
@@ -362,7 +390,7 @@ class KafkaServer:
             return None
         _logger.debug("%s: %s v%d", name, decoded.translation.name, decoded.version)
         pending = _Pending()
-        connection = _Connection(self, broker_id, name, decoded.version, pending)
+        connection = _Connection(self, broker_id, name, decoded, client_host, pending)
         try:
             self._tick()
             decoded.translation.serve(decoded.payload, decoded.version, connection, pending)

@@ -41,6 +41,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from apis import (
+    DEBUGGING_REPLICA_ID,
     FetchRequest,
     FetchResponse,
     FindCoordinatorRequest,
@@ -61,6 +62,9 @@ from apis import (
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    OffsetForLeaderEpochPartition,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
     PartitionFetchInfo,
     ProduceRequest,
     ProduceResponse,
@@ -68,16 +72,12 @@ from apis import (
     ResponseBody,
     SyncGroupRequest,
     SyncGroupResponse,
+    fetch_error,
 )
-from kafka_server.records import (
-    RecordsError,
-    UnsupportedCompressionError,
-    decode_records,
-    encode_batches,
-)
+from kafka_server.records import RecordsError, decode_produced_batch, encode_batches
 from replica.errors import Errors
-from replica.records import NO_TIMESTAMP, Record
-from replica.types import INTERNAL_TOPICS, IsolationLevel, TopicPartition
+from replica.records import NO_PRODUCER_ID, NO_TIMESTAMP, ProducerBatchInfo, Record
+from replica.types import INTERNAL_TOPICS, EpochEndOffset, IsolationLevel, TopicPartition
 
 __all__ = [
     "TRANSLATIONS",
@@ -134,6 +134,9 @@ class BrokerContext(Protocol):
 
     def cluster_id(self) -> str:
         """The cluster id reported in Metadata."""
+
+    def max_message_bytes(self) -> int:
+        """The broker's ``message.max.bytes``: the largest record batch it takes."""
 
 
 Serve = Callable[[Any, int, BrokerContext, Reply], None]
@@ -240,13 +243,44 @@ def api_versions_response(version: int, error: ErrorCode = ErrorCode.none) -> An
     return build(cls, error_code=error, api_keys=keys, throttle_time=_timedelta(0))
 
 
+_SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
 def _serve_api_versions(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
-    reply(api_versions_response(version))
+    """The served APIs; from v3 the client names its software, and a name or version that
+    is not Kafka's pattern (letters, digits, '-' and '.', starting and ending with a letter or
+    digit) is answered INVALID_REQUEST with no APIs, as Kafka answers it."""
+    software = (
+        getattr(request, "client_software_name", "a"),
+        getattr(request, "client_software_version", "1"),
+    )
+    if all(_SOFTWARE_NAME_OR_VERSION.fullmatch(text) for text in software):
+        reply(api_versions_response(version))
+        return
+    cls = load_response_schema(18, version)
+    reply(build(cls, error_code=ErrorCode.invalid_request, api_keys=(),
+                throttle_time=_timedelta(0)))  # fmt: skip
 
 
 # -- Metadata (3) -----------------------------------------------------------------------------
 
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def _operations(*codes: int) -> int:
+    """A set of ACL operation codes as Kafka's 32-bit field (bit ``code`` set per code)."""
+    return sum(1 << code for code in codes)
+
+
+#: What Kafka reports as authorized on a topic with no authorizer: every operation a topic
+#: supports (READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
+#: ALTER_CONFIGS 11).
+_TOPIC_OPERATIONS = _operations(3, 4, 5, 6, 7, 8, 10, 11)
+#: ... and on the cluster (CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
+#: ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12).
+_CLUSTER_OPERATIONS = _operations(5, 7, 8, 9, 10, 11, 12)
+#: The authorized-operations value of a request that did not ask for them.
+_NOT_REQUESTED = -(2**31)
 
 
 def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
@@ -271,6 +305,17 @@ def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply
     wanted = None if names is None else [n for n in names if n not in invalid]
     if wanted and getattr(request, "allow_auto_topic_creation", True):
         ctx.auto_create([n for n in wanted if n not in INTERNAL_TOPICS])
+    # No authorizer: everything is allowed, as Kafka reports it when asked (v8+).
+    topic_operations = (
+        _TOPIC_OPERATIONS
+        if getattr(request, "include_topic_authorized_operations", False)
+        else _NOT_REQUESTED
+    )
+    cluster_operations = (
+        _CLUSTER_OPERATIONS
+        if getattr(request, "include_cluster_authorized_operations", False)
+        else _NOT_REQUESTED
+    )
 
     def answer(response: ResponseBody) -> None:
         assert isinstance(response, MetadataResponse)
@@ -303,19 +348,20 @@ def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply
                     )
                     for index, p in meta.partitions.items()
                 ),
-                topic_authorized_operations=-2147483648,
+                topic_authorized_operations=topic_operations,
             )
             for name, meta in response.topics.items()
         ]
         topics += [
             build(topic_cls, error_code=ErrorCode.invalid_topic_exception, name=name,
-                  topic_id=uuid.UUID(int=0), partitions=())
+                  topic_id=uuid.UUID(int=0), partitions=(),
+                  topic_authorized_operations=topic_operations)
             for name in invalid
         ]  # fmt: skip
         unnamed = None if _nullable(topic_cls, "name") else ""
         topics += [
             build(topic_cls, error_code=ErrorCode.unknown_topic_id, name=unnamed,
-                  topic_id=topic_id, partitions=())
+                  topic_id=topic_id, partitions=(), topic_authorized_operations=_NOT_REQUESTED)
             for topic_id in unknown_ids
         ]  # fmt: skip
         reply(
@@ -326,7 +372,7 @@ def _serve_metadata(request: Any, version: int, ctx: BrokerContext, reply: Reply
                 cluster_id=ctx.cluster_id(),
                 controller_id=response.controller_id,
                 topics=tuple(topics),
-                cluster_authorized_operations=-2147483648,
+                cluster_authorized_operations=cluster_operations,
             )
         )
 
@@ -343,6 +389,7 @@ def _serve_produce(request: Any, version: int, ctx: BrokerContext, reply: Reply)
     order: list[TopicPartition] = []
     rejected: dict[TopicPartition, Errors | ErrorCode] = {}
     records: dict[TopicPartition, list[Record]] = {}
+    producers: dict[TopicPartition, ProducerBatchInfo] = {}
     for topic in request.topic_data:
         for partition in topic.partition_data:
             tp = TopicPartition(topic.name, partition.index)
@@ -351,11 +398,15 @@ def _serve_produce(request: Any, version: int, ctx: BrokerContext, reply: Reply)
                 rejected[tp] = ErrorCode.transactional_id_authorization_failed
                 continue
             try:
-                records[tp] = decode_records(partition.records or b"")
-            except UnsupportedCompressionError:
-                rejected[tp] = ErrorCode.unsupported_compression_type
-            except RecordsError:
-                rejected[tp] = Errors.CORRUPT_MESSAGE
+                batch = decode_produced_batch(
+                    partition.records or b"", version, ctx.max_message_bytes()
+                )
+            except RecordsError as exc:
+                rejected[tp] = exc.error
+                continue
+            records[tp] = batch.records
+            if batch.producer.producer_id != NO_PRODUCER_ID:
+                producers[tp] = batch.producer
 
     def answer(response: ProduceResponse | None) -> None:
         results = {} if response is None else response.responses
@@ -395,7 +446,7 @@ def _serve_produce(request: Any, version: int, ctx: BrokerContext, reply: Reply)
     if not records:
         answer(None)
         return
-    body = ProduceRequest(request.acks, _ms(request.timeout), records)
+    body = ProduceRequest(request.acks, _ms(request.timeout), records, producers)
     ctx.send(body, lambda response: answer(_checked(response, ProduceResponse)))
 
 
@@ -412,82 +463,91 @@ def _checked(response: ResponseBody, kind: type[_R]) -> _R:
 
 
 def _serve_fetch(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
+    """A consumer's fetch, in a fetch session (KIP-227) if it asks for one (v7+): the broker's
+    ``FetchManager`` keeps the sessions, so an incremental fetch lists and gets back only
+    what changed. Topics are named by id from v13 (an unknown id: UNKNOWN_TOPIC_ID). A fetch
+    with ``replica_id >= 0`` claims to be a follower broker's: the brokers replicate in
+    process, so no wire peer is one; each partition gets NOT_LEADER_OR_FOLLOWER, as Kafka
+    answers a broker that is not a replica."""
     cls = _response_class(request, version)
     topic_cls = nested(cls, "responses")
     partition_cls = nested(topic_cls, "partitions")
     by_id = version >= 13
     isolation = _isolation_level(request)
-    session_id = getattr(request, "session_id", 0)
-    session_epoch = getattr(request, "session_epoch", -1)
-    if session_id != 0 or session_epoch not in (0, -1):
-        # No fetch session is ever created (every response says session id 0), so a client
-        # naming one has the wrong broker's: it starts over with a full fetch.
-        reply(
-            build(cls, throttle_time=_timedelta(0),
-                  error_code=ErrorCode.fetch_session_id_not_found, session_id=0, responses=())
-        )  # fmt: skip
-        return
-    order: list[tuple[Any, TopicPartition]] = []  # (the topic as the request named it, tp)
-    unknown_ids: set[TopicPartition] = set()
+
+    def topic_name(topic: Any) -> str | None:
+        return ctx.topic_name(topic.topic_id) if by_id else topic.topic
+
+    unknown: list[tuple[uuid.UUID, int]] = []  # partitions of topic ids no topic has
     fetch_data: dict[TopicPartition, PartitionFetchInfo] = {}
     for topic in request.topics:
-        key = topic.topic_id if by_id else topic.topic
-        name = ctx.topic_name(topic.topic_id) if by_id else topic.topic
+        name = topic_name(topic)
         for partition in topic.partitions:
-            tp = TopicPartition(name or "", partition.partition)
-            order.append((key, tp))
             if name is None:
-                unknown_ids.add(tp)
+                unknown.append((topic.topic_id, partition.partition))
                 continue
             epoch = getattr(partition, "current_leader_epoch", -1)
-            fetch_data[tp] = PartitionFetchInfo(
+            last_fetched = getattr(partition, "last_fetched_epoch", -1)
+            fetch_data[TopicPartition(name, partition.partition)] = PartitionFetchInfo(
                 partition.fetch_offset,
                 partition.partition_max_bytes,
                 None if epoch < 0 else epoch,
+                last_fetched_epoch=None if last_fetched < 0 else last_fetched,
             )
+    forgotten = [
+        TopicPartition(name, index)
+        for topic in getattr(request, "forgotten_topics_data", ())
+        if (name := topic_name(topic)) is not None
+        for index in topic.partitions
+    ]
 
-    def answer(response: FetchResponse | None) -> None:
-        results = {} if response is None else response.responses
+    def key(tp: TopicPartition) -> Any:
+        """How the response names the topic: by id from v13, else by name."""
+        return ctx.topic_id(tp.topic) if by_id else tp.topic
+
+    def answer(response: FetchResponse) -> None:
         by_topic: dict[Any, list[Any]] = {}
-        for key, tp in order:
-            data = results.get(tp) if tp not in unknown_ids else None
-            if data is None:
-                error = (
-                    ErrorCode.unknown_topic_id
-                    if tp in unknown_ids
-                    else _code(response.error if response else Errors.UNKNOWN_SERVER_ERROR)
+        for tp, data in response.responses.items():
+            diverging = data.diverging_epoch
+            by_topic.setdefault(key(tp), []).append(
+                build(
+                    partition_cls,
+                    partition_index=tp.partition,
+                    error_code=_code(data.error),
+                    high_watermark=data.high_watermark,
+                    last_stable_offset=data.last_stable_offset,
+                    log_start_offset=data.log_start_offset,
+                    aborted_transactions=None,
+                    records=encode_batches(data.records),
+                    **(
+                        {}
+                        if diverging is None
+                        else {"diverging_epoch": _epoch_end_offset(partition_cls, diverging)}
+                    ),
                 )
-                fields: dict[str, Any] = {
-                    "error_code": error, "high_watermark": -1, "records": b"",
-                }  # fmt: skip
-            else:
-                fields = {
-                    "error_code": _code(data.error),
-                    "high_watermark": data.high_watermark,
-                    "last_stable_offset": data.last_stable_offset,
-                    "log_start_offset": data.log_start_offset,
-                    "records": encode_batches(data.records),
-                }
-            by_topic.setdefault(key, []).append(
-                build(partition_cls, partition_index=tp.partition, aborted_transactions=None,
-                      **fields)
+            )
+        for topic_id, index in unknown:
+            by_topic.setdefault(topic_id, []).append(
+                build(partition_cls, partition_index=index, error_code=ErrorCode.unknown_topic_id,
+                      high_watermark=-1, aborted_transactions=None, records=b"")
             )  # fmt: skip
         name_field = "topic_id" if by_id else "topic"
         reply(
             build(
                 cls,
                 throttle_time=_timedelta(0),
-                error_code=_code(response.error if response else Errors.NONE),
-                session_id=0,
+                error_code=_code(response.error),
+                session_id=response.session_id,
                 responses=tuple(
-                    build(topic_cls, **{name_field: key}, partitions=tuple(parts))
-                    for key, parts in by_topic.items()
+                    build(topic_cls, **{name_field: name}, partitions=tuple(parts))
+                    for name, parts in by_topic.items()
                 ),
             )
         )
 
-    if not fetch_data:
-        answer(None)
+    if request.replica_id >= 0:
+        refused = fetch_error(Errors.NOT_LEADER_OR_FOLLOWER)
+        answer(FetchResponse(Errors.NONE, dict.fromkeys(fetch_data, refused)))
         return
     body = FetchRequest(
         fetch_data=fetch_data,
@@ -495,8 +555,18 @@ def _serve_fetch(request: Any, version: int, ctx: BrokerContext, reply: Reply) -
         min_bytes=request.min_bytes,
         max_bytes=getattr(request, "max_bytes", 0x7FFFFFFF),
         isolation_level=isolation,
+        session_id=getattr(request, "session_id", 0),
+        session_epoch=getattr(request, "session_epoch", -1),
+        forgotten=forgotten,
     )
     ctx.send(body, lambda response: answer(_checked(response, FetchResponse)))
+
+
+def _epoch_end_offset(partition_cls: type, diverging: EpochEndOffset) -> Any:
+    """A fetch response partition's ``diverging_epoch`` (v12+)."""
+    return nested(partition_cls, "diverging_epoch")(
+        epoch=diverging.leader_epoch, end_offset=diverging.end_offset
+    )
 
 
 # -- ListOffsets (2) --------------------------------------------------------------------------
@@ -543,6 +613,49 @@ def _serve_list_offsets(request: Any, version: int, ctx: BrokerContext, reply: R
         ListOffsetsRequest(timestamps, isolation_level=isolation, current_leader_epochs=epochs),
         answer,
     )
+
+
+# -- OffsetForLeaderEpoch (23) ----------------------------------------------------------------
+
+
+def _serve_offset_for_leader_epoch(
+    request: Any, version: int, ctx: BrokerContext, reply: Reply
+) -> None:
+    """Where each asked-for epoch ends in the partition's log (a consumer validating its
+    position after a leader change, KIP-320). A v2 request carries no replica id and, as in
+    Kafka, counts as the debugging replica's, which any replica answers."""
+    cls = _response_class(request, version)
+    topic_cls = nested(cls, "topics")
+    partition_cls = nested(topic_cls, "partitions")
+    epochs = {
+        TopicPartition(topic.topic, p.partition): OffsetForLeaderEpochPartition(
+            p.leader_epoch, None if p.current_leader_epoch < 0 else p.current_leader_epoch
+        )
+        for topic in request.topics
+        for p in topic.partitions
+    }
+
+    def answer(response: ResponseBody) -> None:
+        results = _checked(response, OffsetForLeaderEpochResponse).responses
+        by_topic: dict[str, list[Any]] = {}
+        for tp, result in results.items():
+            by_topic.setdefault(tp.topic, []).append(
+                build(partition_cls, error_code=_code(result.error), partition=tp.partition,
+                      leader_epoch=result.leader_epoch, end_offset=result.end_offset)
+            )  # fmt: skip
+        reply(
+            build(
+                cls,
+                throttle_time=_timedelta(0),
+                topics=tuple(
+                    build(topic_cls, topic=name, partitions=tuple(parts))
+                    for name, parts in by_topic.items()
+                ),
+            )
+        )
+
+    replica_id = getattr(request, "replica_id", DEBUGGING_REPLICA_ID)
+    ctx.send(OffsetForLeaderEpochRequest(epochs, replica_id), answer)
 
 
 # -- FindCoordinator (10) ---------------------------------------------------------------------
@@ -789,24 +902,25 @@ _MAX_PRODUCER_EPOCH = 32767
 
 
 def _serve_init_producer_id(request: Any, version: int, ctx: BrokerContext, reply: Reply) -> None:
-    """A producer id for an idempotent producer (no transactions: a transactional id is
-    refused). Given its current id and epoch (v3+), the producer gets the next epoch of the
-    same id, or a new id when the epoch is exhausted. Sequence numbers are not checked: a
-    retried batch may be appended twice (see docs/server.md)."""
+    """A producer id for an idempotent producer: as Kafka's transaction coordinator does for a
+    request without a transactional id, a new id with epoch 0 every time, whatever id and
+    epoch the request carries (v3+; an idempotent producer bumps its epoch itself). A
+    transactional id is refused (no transactions are served), an empty one is INVALID_REQUEST.
+    The producer's batches are then checked and deduplicated by each partition's log (see
+    :mod:`replica.producer_state`)."""
     cls = _response_class(request, version)
-    if request.transactional_id is not None:
-        reply(build(cls, throttle_time=_timedelta(0),
-                    error_code=ErrorCode.transactional_id_authorization_failed,
-                    producer_id=-1, producer_epoch=-1))  # fmt: skip
-        return
-    producer_id = getattr(request, "producer_id", -1)
-    epoch = getattr(request, "producer_epoch", -1)
-    if producer_id >= 0 and 0 <= epoch < _MAX_PRODUCER_EPOCH - 1:
-        epoch += 1
+
+    def answer(error: ErrorCode, producer_id: int = -1, epoch: int = -1) -> None:
+        reply(build(cls, throttle_time=_timedelta(0), error_code=error,
+                    producer_id=producer_id, producer_epoch=epoch))  # fmt: skip
+
+    transactional_id = request.transactional_id
+    if transactional_id is None:
+        answer(ErrorCode.none, ctx.allocate_producer_id(), 0)
+    elif not transactional_id:
+        answer(ErrorCode.invalid_request)
     else:
-        producer_id, epoch = ctx.allocate_producer_id(), 0
-    reply(build(cls, throttle_time=_timedelta(0), error_code=ErrorCode.none,
-                producer_id=producer_id, producer_epoch=epoch))  # fmt: skip
+        answer(ErrorCode.transactional_id_authorization_failed)
 
 
 TRANSLATIONS: Mapping[int, Translation] = {
@@ -825,6 +939,7 @@ TRANSLATIONS: Mapping[int, Translation] = {
         Translation(14, "SyncGroup", 0, 5, _serve_sync_group),
         Translation(18, "ApiVersions", 0, 4, _serve_api_versions),
         Translation(22, "InitProducerId", 0, 4, _serve_init_producer_id),
+        Translation(23, "OffsetForLeaderEpoch", 2, 4, _serve_offset_for_leader_epoch),
     )
 }
 """Every API served over the wire, by API key (ApiVersions advertises exactly these)."""

@@ -167,8 +167,11 @@ class DelayedOperationPurgatory(Generic[Op]):
         """The operations listed under ``key``, in the order :meth:`check_and_complete` tries
         them: the key's own list, then its groups (each in watch order). Completed ones stay
         listed until a check, cancel or purge removes them; an operation watched with ``key``
-        twice in its keys is listed twice."""
-        listed = list(self._watch_lists.get(key, ()))
+        twice in its keys is listed twice. Raises InvalidKeysError for an unhashable key."""
+        try:
+            listed = list(self._watch_lists.get(key, ()))
+        except TypeError:
+            raise InvalidKeysError(f"key must be hashable, got {key!r}") from None
         for group in self._groups_by_key.get(key, {}):
             listed += [op for op in group.operations for _ in range(group.keys.count(key))]
         return listed
@@ -187,7 +190,9 @@ class DelayedOperationPurgatory(Generic[Op]):
         unhashable key (keys are hashed only when the operation has to be watched, i.e. not
         after step 1); OperationAlreadyWatchedError if the operation was submitted before (or
         completed or cancelled before its submission); and PurgatoryShutdownError after
-        :meth:`shutdown`. Nothing is watched when it raises.
+        :meth:`shutdown`; an exception a key's ``__hash__`` raises propagates. Nothing is
+        watched when it raises, and after an error about the keys the operation may be
+        submitted again.
         """
         if self._shut_down:
             raise PurgatoryShutdownError(f"purgatory {self.name!r} has been shut down")
@@ -253,15 +258,17 @@ class DelayedOperationPurgatory(Generic[Op]):
             # missing key gets a new list.
             for key in keys:
                 lists[key].append(operation)
-        except TypeError:
+        except BaseException as error:  # a key could not be hashed (or its __hash__ raised)
             self._unwatch_prefix(operation, keys)
             operation._purgatory = None
-            raise _unhashable_keys_error(keys) from None
+            if isinstance(error, TypeError):
+                raise _unhashable_keys_error(keys) from None
+            raise
         # A copy: the caller may reuse its list, and cancel() must find every entry.
         operation._watched_under = keys if type(keys) is tuple else tuple(keys)
 
     def _unwatch_prefix(self, operation: Op, keys: Sequence[Hashable]) -> None:
-        """Undo a partial :meth:`_watch` that stopped at the first unhashable key."""
+        """Undo a partial :meth:`_watch` that stopped at the first key it could not hash."""
         for key in keys:
             if not _hashable(key):
                 return
@@ -275,9 +282,11 @@ class DelayedOperationPurgatory(Generic[Op]):
         group_keys = keys if type(keys) is tuple else tuple(keys)
         try:
             group = self._groups.get(group_keys)  # hashes every key: nothing changes if one fails
-        except TypeError:
+        except BaseException as error:
             operation._purgatory = None
-            raise _unhashable_keys_error(keys) from None
+            if isinstance(error, TypeError):
+                raise _unhashable_keys_error(keys) from None
+            raise
         if group is None:
             group = self._add_group(group_keys)
         group.operations.append(operation)
@@ -557,9 +566,10 @@ def _by_watch_order(operation: DelayedOperation) -> int:
 
 
 def _hashable(key: object) -> bool:
+    """False for a key ``hash`` refuses (TypeError) or whose ``__hash__`` raises."""
     try:
         hash(key)
-    except TypeError:
+    except Exception:
         return False
     return True
 

@@ -19,6 +19,13 @@ Each slot is an insertion-ordered dict used as a set, and every task remembers t
 it, so cancel is an O(1) eager delete that leaves nothing behind. When ``advance`` reaches a
 slot it empties it: tasks due now fire, the rest cascade to lower levels.
 
+The next deadline (:meth:`~TimingWheel.next_deadline`) is the smallest task deadline rounded up
+to the tick: the due set's, else the first occupied slot's (level 0: its tick; higher levels:
+the smallest deadline in it). Schedulers ask for it after every event, more often than the
+wheel changes, so the wheel keeps it: a new task can only lower it, cancelling the task that
+holds it or firing tasks makes it unknown until the next question, and cascading moves no
+deadline.
+
 Two times: :attr:`~TimingWheel.now` is how far the wheel has been advanced; the wheel's
 :attr:`~TimingWheel.clock`, when it has one, is the current time that relative delays count
 from (:meth:`~TimingWheel.call_later`, a purgatory's timeouts). Without a clock they count
@@ -101,6 +108,8 @@ class TimerTask:
         self._slot = None
         wheel = slot.wheel
         wheel._size -= 1
+        if wheel._earliest_known and wheel._earliest == wheel._tick_time(self.deadline):
+            wheel._earliest_known = False
         if not slot and slot.level >= 0:
             wheel._occupied[slot.level] &= slot.clear_mask
         return True
@@ -148,8 +157,8 @@ class TimingWheel:
 
     Costs: schedule O(1) (O(levels) to pick the level), cancel O(1), ``advance`` O(1) per slot
     processed plus O(1) per task fired or cascaded (a task cascades at most once per level),
-    ``next_deadline`` O(1) when the earliest task is within 64 ticks, else O(tasks in that
-    one slot).
+    ``next_deadline`` O(1) while known (see the module docstring), else O(1) when the earliest
+    task is within 64 ticks and O(tasks in that one slot) otherwise.
 
     Errors raised by a task's ``run`` propagate out of :meth:`advance` after the wheel is made
     consistent: the raising task counts as fired, the tasks of the same batch that had not run
@@ -161,6 +170,8 @@ class TimingWheel:
         "_clock",
         "_due",
         "_due_unsorted",
+        "_earliest",
+        "_earliest_known",
         "_elapsed",
         "_levels",
         "_now",
@@ -191,6 +202,9 @@ class TimingWheel:
         self._due = _Slot(self, _DUE, 0)
         self._due_unsorted = False  # due holds tasks whose deadlines may be out of order
         self._size = 0
+        # The next deadline while known (see the module docstring): None when empty.
+        self._earliest: int | None = None
+        self._earliest_known = True
         self._advancing = False
         self._wakeup: Callable[[], None] | None = None
         self._wake_before = 0
@@ -254,7 +268,12 @@ class TimingWheel:
         self._size += 1
         tick = self.tick
         # The task's tick index is ceil(deadline / tick); no division for the usual tick of 1.
-        self._place(task, deadline if tick == 1 else -(-deadline // tick))
+        index = deadline if tick == 1 else -(-deadline // tick)
+        self._place(task, index)
+        if self._earliest_known:
+            earliest = self._earliest
+            if earliest is None or index * tick < earliest:
+                self._earliest = index * tick
         if self._wakeup is not None and deadline < self._wake_before:
             wakeup, self._wakeup = self._wakeup, None
             wakeup()
@@ -383,6 +402,7 @@ class TimingWheel:
 
     def _fire_due(self) -> int:
         """Run the tasks that are due now, in deadline order. Returns how many ran."""
+        self._earliest_known = False
         batch = self._due
         self._due = _Slot(self, _DUE, 0)
         tasks = list(batch)
@@ -421,11 +441,17 @@ class TimingWheel:
         """The earliest time ``t`` at which ``advance(t)`` runs a task; None when none is scheduled.
 
         That is the earliest deadline rounded up to the tick; it is <= :attr:`now` when a task
-        is already due. Never walks empty slots.
+        is already due. Kept between calls (see the module docstring); never walks empty slots.
         """
+        if not self._earliest_known:
+            self._earliest = self._find_earliest()
+            self._earliest_known = True
+        return self._earliest
+
+    def _find_earliest(self) -> int | None:
         tick = self.tick
         if self._due:
-            return -(-min(task.deadline for task in self._due) // tick) * tick
+            return self._tick_time(min(task.deadline for task in self._due))
         for level, bits in enumerate(self._occupied):
             if bits:
                 index = (bits & -bits).bit_length() - 1
@@ -433,8 +459,13 @@ class TimingWheel:
                     start = ((self._elapsed >> _BITS) << _BITS) | index
                     return start * tick
                 slot = self._levels[level][index]
-                return -(-min(task.deadline for task in slot) // tick) * tick
+                return self._tick_time(min(task.deadline for task in slot))
         return None
+
+    def _tick_time(self, deadline: int) -> int:
+        """``deadline`` rounded up to the tick: when a task with it runs."""
+        tick = self.tick
+        return deadline if tick == 1 else -(-deadline // tick) * tick
 
 
 def _check_time(name: str, value: object) -> None:

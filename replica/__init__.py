@@ -18,11 +18,13 @@ from replica.exceptions import (
 from replica.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
 from replica.log import Log, LogSegment
 from replica.partition import Partition
-from replica.records import NO_TIMESTAMP, Record, RecordBatch
+from replica.producer_state import ProducerStateManager
+from replica.records import NO_PRODUCER_ID, NO_TIMESTAMP, ProducerBatchInfo, Record, RecordBatch
 from replica.replica import Replica
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher, ReplicaFetchRequest
 from replica.replica_fetcher_manager import ReplicaFetcherManager
 from replica.replica_manager import ReplicaManager
+from replica.session_partitions import IdlePartition, SessionPartitions
 from replica.types import (
     CONSUMER_REPLICA_ID,
     EARLIEST_TIMESTAMP,
@@ -35,11 +37,11 @@ from replica.types import (
     FetchIsolation,
     FetchParams,
     FetchPartitionData,
-    IdlePartitions,
     IsolationLevel,
     ListOffsetsResult,
     LogOffsetMetadata,
     LogReadResult,
+    OffsetForLeaderEpochResult,
     PartitionFetchInfo,
     PartitionResponse,
     PartitionState,
@@ -52,6 +54,7 @@ __all__ = [
     "GROUP_METADATA_TOPIC_NAME",
     "INTERNAL_TOPICS",
     "LATEST_TIMESTAMP",
+    "NO_PRODUCER_ID",
     "NO_TIMESTAMP",
     "UNDEFINED_EPOCH",
     "UNDEFINED_EPOCH_OFFSET",
@@ -66,7 +69,7 @@ __all__ = [
     "FetchIsolation",
     "FetchParams",
     "FetchPartitionData",
-    "IdlePartitions",
+    "IdlePartition",
     "InitialFetchState",
     "InvalidConfigError",
     "IsolationLevel",
@@ -76,10 +79,13 @@ __all__ = [
     "LogOffsetMetadata",
     "LogReadResult",
     "LogSegment",
+    "OffsetForLeaderEpochResult",
     "Partition",
     "PartitionFetchInfo",
     "PartitionResponse",
     "PartitionState",
+    "ProducerBatchInfo",
+    "ProducerStateManager",
     "Record",
     "RecordBatch",
     "Replica",
@@ -89,6 +95,7 @@ __all__ = [
     "ReplicaFetcher",
     "ReplicaFetcherManager",
     "ReplicaManager",
+    "SessionPartitions",
     "TopicPartition",
     "UnexpectedAppendOffsetError",
 ]

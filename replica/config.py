@@ -111,6 +111,21 @@ class BrokerConfig:
         validator=int_at_least(1),
         metadata=doc("log.retention.check.interval.ms: how often retention runs"),
     )
+    producer_id_expiration_ms: int = attrs.field(
+        default=86_400_000,
+        validator=int_at_least(1),
+        metadata=doc(
+            "producer.id.expiration.ms: how long a partition keeps an idempotent producer's "
+            "state (for duplicate detection) after its last batch's timestamp"
+        ),
+    )
+    producer_id_expiration_check_interval_ms: int = attrs.field(
+        default=600_000,
+        validator=int_at_least(1),
+        metadata=doc(
+            "producer.id.expiration.check.interval.ms: how often expired producer state is removed"
+        ),
+    )
     log_message_timestamp_type: str = attrs.field(
         default=CREATE_TIME,
         validator=one_of((CREATE_TIME, LOG_APPEND_TIME)),

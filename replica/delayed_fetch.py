@@ -19,21 +19,21 @@ waited (its case H). That cannot happen here: a fetch that diverges is answered 
 while a broker leads its log only grows and each new epoch starts at its log end, so an epoch
 that reached the fetch offset keeps reaching it.
 
-Checks per key: the first tries (at submission) check every partition and keep each one's
-available bytes and their sum, except the partitions of a fetch session that the read just
-before the submission skipped as idle (``to_check`` names the others): the read found each at
-its end offset, unchanged since (nothing runs between that read and the submission), so its
-check could only find a share of 0 and no completion; its share starts at 0. Afterwards the
-purgatory names the partition whose state changed (:meth:`~DelayedFetch.try_complete_for_key`),
-and only that partition is checked again: its bytes replace its earlier share of the sum, so a
-check costs O(1) however many partitions the fetch has (a follower's carries every partition it
-follows). That is exact because the manager checks a partition's key after every change a
-condition reads: an append (end offset, segment roll), a high-watermark move, a change of
-leadership or a truncation (which follows one).
+Checks per key: the first tries (at submission) check every partition the fetch read and
+keep each one's available bytes and their sum. A fetch in an incremental session also waits on
+the session's idle partitions (:mod:`replica.session_partitions`), which it did not read: each
+is at the end offset its entry records, unchanged since, so its share starts at 0 and it is not
+checked then. Afterwards the purgatory names the partition whose state changed
+(:meth:`~DelayedFetch.try_complete_for_key`), and only that partition is checked again, from
+where the fetch read it or, idle, from its entry's position: its bytes replace its earlier
+share of the sum, so a check costs O(1) however many partitions the fetch has (a follower's
+carries every partition it follows). That is exact because the manager checks a partition's
+key after every change a condition reads: an append (end offset, segment roll), a
+high-watermark move, a change of leadership or a truncation (which follows one).
 
 On completion (satisfied, forced or expired) the data is read again *then* and handed to the
-response callback: the nested callback of the refactoring design. The read of a fetch in an
-incremental session skips the session's partitions that are still idle, as the first read did.
+response callback: the nested callback of the refactoring design. In a session the read also
+wakes and reads the idle partitions whose log changed meanwhile.
 
 A delayed fetch uses two members of the :class:`~replica.replica_manager.ReplicaManager` that
 creates it, stated by the :class:`LocalLogReader` protocol; this module does not import the
@@ -42,15 +42,15 @@ manager.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
-from typing import Protocol
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Protocol, cast
 
 from purgatory import DelayedOperation
 from replica.partition import Partition
+from replica.session_partitions import SessionPartitions
 from replica.types import (
     FetchParams,
     FetchPartitionData,
-    IdlePartitions,
     LogOffsetMetadata,
     LogReadResult,
     PartitionFetchInfo,
@@ -69,11 +69,11 @@ class LocalLogReader(Protocol):
         self,
         params: FetchParams,
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
-        idle: IdlePartitions | None = None,
+        session: SessionPartitions | None = None,
     ) -> dict[TopicPartition, LogReadResult]:
         """Read each partition from its local leader log, now, without waiting; errors are
         per partition, in the results (the read a completed fetch answers with); a fetch
-        session's ``idle`` partitions are skipped while unchanged."""
+        session's idle partitions are read too once their log changed."""
 
 
 FetchPartitionStatus = tuple[LogOffsetMetadata, PartitionFetchInfo]
@@ -88,11 +88,10 @@ class DelayedFetch(DelayedOperation):
         "_accumulated",
         "_available",
         "_fetch_status",
-        "_idle",
         "_params",
         "_replica_manager",
         "_response_callback",
-        "_to_check",
+        "_session",
     )
 
     def __init__(
@@ -102,20 +101,18 @@ class DelayedFetch(DelayedOperation):
         fetch_status: dict[TopicPartition, FetchPartitionStatus],
         replica_manager: LocalLogReader,
         response_callback: Callable[[dict[TopicPartition, FetchPartitionData]], None],
-        idle: IdlePartitions | None = None,
-        to_check: Collection[TopicPartition] | None = None,
+        session: SessionPartitions | None = None,
     ) -> None:
         super().__init__(delay_ms)
-        self._idle = idle
-        # What the first tries check: every partition but those skipped as idle.
-        self._to_check = fetch_status if to_check is None else to_check
+        self._session = session
         self._params = params
         self._fetch_status = fetch_status
         self._replica_manager = replica_manager
         self._response_callback = response_callback
-        # Each partition's available bytes (capped at its max_bytes) at its last check, and
-        # their sum: set by the first full try, then kept up to date per key.
-        self._available: dict[TopicPartition, int] = {}
+        # Each partition's available bytes (capped at its max_bytes) at its last check (0 if
+        # never checked), and their sum: set by the first full try (None before it), then
+        # kept up to date per key.
+        self._available: dict[TopicPartition, int] | None = None
         self._accumulated = 0
 
     @property
@@ -124,39 +121,45 @@ class DelayedFetch(DelayedOperation):
         return self._params
 
     def try_complete(self) -> bool:
-        """Check the completion conditions of every partition (but those idle at submission,
-        see the module docstring); force completion if one holds, else remember each
-        partition's available bytes.
+        """Check the completion conditions of every partition the fetch read (a session's
+        idle partitions start with no bytes, see the module docstring); force completion if
+        one holds, else remember each partition's available bytes.
 
         An error, a fetch offset beyond the end offset or a segment change completes at once;
         otherwise the fetch completes when the available bytes sum to ``min_bytes`` (it stops
         at the partition that reaches it: every share is non-negative).
         """
-        self._available = dict.fromkeys(self._fetch_status, 0)
+        self._available = {}
         self._accumulated = 0
-        return self._check(self._to_check)
+        return self._check(self._fetch_status.items())
 
     def try_complete_for_key(self, key: Hashable) -> bool:
         """Check partition ``key`` only (see the module docstring): complete if its state
         completes the fetch, or if its new share brings the sum to ``min_bytes``. Before the
-        first full try (or for a key not fetched), :meth:`try_complete`."""
-        if key not in self._available:
-            return self.try_complete()
-        return self._check((key,))
+        first full try, or for a key that is neither read by the fetch nor idle in its
+        session any more, :meth:`try_complete`."""
+        if self._available is not None:
+            tp = cast(TopicPartition, key)  # a fetch is watched under its partitions
+            status = self._fetch_status.get(tp)
+            if status is not None:
+                return self._check(((tp, status),))
+            entry = None if self._session is None else self._session.idle.get(tp)
+            if entry is not None:
+                return self._check(((tp, (entry.end, entry.info)),))
+        return self.try_complete()
 
-    def _check(self, tps: Iterable[TopicPartition]) -> bool:
-        """Check partitions ``tps``: complete at once if the state of one does, else replace
-        each one's share of the available bytes and complete if the sum reaches
-        ``min_bytes``. One loop for both kinds of try, with no call per partition beyond
-        what the conditions need."""
+    def _check(self, statuses: Iterable[tuple[TopicPartition, FetchPartitionStatus]]) -> bool:
+        """Check partitions ``statuses`` (each from where the fetch stands in it): complete at
+        once if the state of one does, else replace each one's share of the available bytes
+        and complete if the sum reaches ``min_bytes``. One loop for both kinds of try, with
+        no call per partition beyond what the conditions need."""
         available = self._available
-        statuses = self._fetch_status
+        assert available is not None
         partitions = self._replica_manager.partitions
         isolation = self._params.isolation
         min_bytes = self._params.min_bytes
         accumulated = self._accumulated
-        for tp in tps:
-            fetch_offset, fetch_info = statuses[tp]
+        for tp, (fetch_offset, fetch_info) in statuses:
             if fetch_offset.message_offset < 0:
                 continue  # the first read failed or was emptied: nothing to wait for
             partition = partitions.get(tp)
@@ -177,7 +180,7 @@ class DelayedFetch(DelayedOperation):
                     return self.force_complete()
                 if fetch_offset.on_same_segment(end_offset):
                     share = min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
-            accumulated += share - available[tp]
+            accumulated += share - available.get(tp, 0)
             available[tp] = share
             if accumulated >= min_bytes:
                 return self.force_complete()
@@ -186,5 +189,8 @@ class DelayedFetch(DelayedOperation):
 
     def on_complete(self) -> None:
         infos = {tp: fetch_info for tp, (_, fetch_info) in self._fetch_status.items()}
-        results = self._replica_manager.read_from_local_log(self._params, infos, self._idle)
-        self._response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
+        results = self._replica_manager.read_from_local_log(self._params, infos, self._session)
+        to_follower = self._params.replica_id >= 0
+        self._response_callback(
+            {tp: r.to_fetch_partition_data(to_follower) for tp, r in results.items()}
+        )

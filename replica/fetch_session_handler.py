@@ -29,8 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import attrs
-
 from replica.errors import Errors
 from replica.types import PartitionFetchInfo, TopicPartition
 
@@ -53,17 +51,36 @@ FINAL_EPOCH = -1
 _MAX_EPOCH = 2**31 - 1
 
 
-@attrs.frozen
 class FetchMetadata:
-    """A fetch's session id and epoch (see the module docstring's table)."""
+    """A fetch's session id and epoch (see the module docstring's table). An immutable value:
+    equal, and hashed alike, when both fields are.
 
-    session_id: int = INVALID_SESSION_ID
-    epoch: int = FINAL_EPOCH
+    A plain class, not an attrs one: every fetch makes one or two, on the client's and on the
+    broker's side, and a plain class is built natively in the compiled build."""
+
+    __slots__ = ("epoch", "session_id")
+
+    def __init__(self, session_id: int = INVALID_SESSION_ID, epoch: int = FINAL_EPOCH) -> None:
+        self.session_id = session_id
+        self.epoch = epoch
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, FetchMetadata)
+            and self.session_id == other.session_id
+            and self.epoch == other.epoch
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.session_id, self.epoch))
+
+    def __repr__(self) -> str:
+        return f"FetchMetadata(session_id={self.session_id}, epoch={self.epoch})"
 
     @property
     def is_full(self) -> bool:
         """True for a full fetch (epoch INITIAL or FINAL)."""
-        return self.epoch in (INITIAL_EPOCH, FINAL_EPOCH)
+        return self.epoch == INITIAL_EPOCH or self.epoch == FINAL_EPOCH
 
     def next_incremental(self) -> FetchMetadata:
         """The next fetch in this session: epoch + 1, wrapping past 2**31-1 to 1 (Kafka's
@@ -71,15 +88,28 @@ class FetchMetadata:
         return FetchMetadata(self.session_id, 1 if self.epoch >= _MAX_EPOCH else self.epoch + 1)
 
 
-@attrs.frozen
 class FetchRequestData:
     """One fetch built by :meth:`FetchSessionHandler.build`: its session metadata, the
     partitions to send (all for a full fetch, the added or changed ones for an incremental
-    one) and those to forget."""
+    one) and those to forget. Read-only (a plain class: one per fetch)."""
 
-    metadata: FetchMetadata
-    to_send: Mapping[TopicPartition, PartitionFetchInfo]
-    forgotten: tuple[TopicPartition, ...]
+    __slots__ = ("forgotten", "metadata", "to_send")
+
+    def __init__(
+        self,
+        metadata: FetchMetadata,
+        to_send: Mapping[TopicPartition, PartitionFetchInfo],
+        forgotten: tuple[TopicPartition, ...],
+    ) -> None:
+        self.metadata = metadata
+        self.to_send = to_send
+        self.forgotten = forgotten
+
+    def __repr__(self) -> str:
+        return (
+            f"FetchRequestData(metadata={self.metadata!r}, to_send={self.to_send!r}, "
+            f"forgotten={self.forgotten!r})"
+        )
 
 
 class FetchSessionHandler:
@@ -105,7 +135,11 @@ class FetchSessionHandler:
         self._session_partitions = fetch_infos
         if metadata.is_full:
             return FetchRequestData(metadata, fetch_infos, ())
-        to_send = {tp: info for tp, info in fetch_infos.items() if previous.get(tp) != info}
+        to_send: dict[TopicPartition, PartitionFetchInfo] = {}
+        for tp, info in fetch_infos.items():
+            sent = previous.get(tp)
+            if sent is not info and sent != info:  # the same object is unchanged: no compare
+                to_send[tp] = info
         forgotten = tuple(tp for tp in previous if tp not in fetch_infos)
         return FetchRequestData(metadata, to_send, forgotten)
 

@@ -26,6 +26,11 @@ reads below it get OFFSET_OUT_OF_RANGE. Deleting the active segment rolls an emp
 log end first. :meth:`Log.maybe_increment_log_start_offset` moves the start without deleting
 (a follower follows its leader's start; the next retention pass frees the segments).
 
+Idempotent producers: the log keeps a :class:`~replica.producer_state.ProducerStateManager`,
+updated by every batch appended (as leader or follower) and cut back with the log, so that a
+leader appends a producer's retried batch once (:meth:`Log.append_as_leader` answers a
+duplicate with the offsets it got the first time) and refuses one out of sequence.
+
 Timestamp lookups (:meth:`Log.find_offset_by_timestamp`, for ListOffsets) walk the segments'
 largest timestamps and binary-search a per-segment running maximum of batch timestamps, built
 lazily on the first lookup after appends, so appends pay nothing for it.
@@ -43,13 +48,16 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from replica.errors import Errors
 from replica.exceptions import ApiError, ReplicaArgumentError, UnexpectedAppendOffsetError
 from replica.leader_epoch_cache import LeaderEpochCache
+from replica.producer_state import BatchMetadata, ProducerStateManager
 from replica.records import (
+    NO_PRODUCER_ID,
     NO_TIMESTAMP,
+    ProducerBatchInfo,
     Record,
     RecordBatch,
     RecordColumns,
@@ -211,6 +219,7 @@ class Log:
 
     def _reset(self, start_offset: int) -> None:
         self._leader_epoch_cache = LeaderEpochCache()
+        self._producer_state = ProducerStateManager(self.topic_partition)
         self._segments = [LogSegment(start_offset)]
         self._segment_base_offsets = [start_offset]
         self._log_start_offset = start_offset
@@ -296,6 +305,16 @@ class Log:
         self.change_marker = next(_CHANGE_MARKERS)
 
     @property
+    def producer_state(self) -> ProducerStateManager:
+        """The idempotent producers of this log (read it; the log updates it)."""
+        return self._producer_state
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers that wrote nothing for ``expiration_ms`` (see
+        :meth:`ProducerStateManager.remove_expired_producers`); returns how many."""
+        return self._producer_state.remove_expired_producers(now_ms, expiration_ms)
+
+    @property
     def segments(self) -> tuple[LogSegment, ...]:
         """The segments, oldest first (the last is the active one)."""
         return tuple(self._segments)
@@ -308,16 +327,26 @@ class Log:
     # -- appends ----------------------------------------------------------------------------
 
     def append_as_leader(
-        self, records: Sequence[Record], leader_epoch: int, log_append_time: int = NO_TIMESTAMP
+        self,
+        records: Sequence[Record],
+        leader_epoch: int,
+        log_append_time: int = NO_TIMESTAMP,
+        producer: ProducerBatchInfo | None = None,
     ) -> LogAppendInfo:
         """Append ``records`` as one batch at the log end offset.
 
         ``log_append_time`` is stamped on the batch (pass ``NO_TIMESTAMP`` for CreateTime).
+        ``producer`` is an idempotent producer's stamp (None or ``NO_PRODUCER_ID``: none): a
+        batch that repeats one of the producer's last batches is not appended again, and the
+        returned info gives the offsets (and log append time) it got then; a new one is checked
+        against the producer's state (see :mod:`replica.producer_state`).
 
         Raises:
-            ApiError: INVALID_RECORD if ``records`` is empty, MESSAGE_TOO_LARGE if the batch
-                exceeds ``max_message_bytes``, RECORD_LIST_TOO_LARGE if it exceeds
-                ``segment_bytes``. Nothing is appended then.
+            ApiError: INVALID_RECORD if ``records`` is empty or a producer's batch has a
+                negative sequence number, MESSAGE_TOO_LARGE if the batch exceeds
+                ``max_message_bytes``, RECORD_LIST_TOO_LARGE if it exceeds
+                ``segment_bytes``, INVALID_PRODUCER_EPOCH or OUT_OF_ORDER_SEQUENCE_NUMBER from
+                the producer checks. Nothing is appended then.
         """
         if not records:
             raise ApiError(Errors.INVALID_RECORD, f"empty batch for {self.topic_partition}")
@@ -333,11 +362,45 @@ class Log:
                 f"batch of {size} bytes exceeds log.segment.bytes={self.segment_bytes}",
             )
         stored = records if isinstance(records, RecordColumns) else tuple(records)
-        batch = RecordBatch(self._log_end_offset, stored, size, leader_epoch, log_append_time)
+        if producer is None or producer.producer_id == NO_PRODUCER_ID:
+            batch = RecordBatch(self._log_end_offset, stored, size, leader_epoch, log_append_time)
+        else:
+            duplicate = self._check_producer(producer, len(stored))
+            if duplicate is not None:
+                return LogAppendInfo(
+                    duplicate.first_offset,
+                    duplicate.last_offset,
+                    duplicate.timestamp if log_append_time != NO_TIMESTAMP else NO_TIMESTAMP,
+                    self._log_start_offset,
+                )
+            batch = RecordBatch(
+                self._log_end_offset,
+                stored,
+                size,
+                leader_epoch,
+                log_append_time,
+                producer.producer_id,
+                producer.producer_epoch,
+                producer.base_sequence,
+            )
         self._append(batch)
         return LogAppendInfo(
             batch.base_offset, batch.last_offset, log_append_time, self._log_start_offset
         )
+
+    def _check_producer(self, producer: ProducerBatchInfo, count: int) -> BatchMetadata | None:
+        """The batch a leader append stamped ``producer`` repeats, or None once the append is
+        checked (raises as :meth:`append_as_leader` says)."""
+        if producer.base_sequence < 0:
+            raise ApiError(
+                Errors.INVALID_RECORD,
+                f"{self.topic_partition}: producer {producer.producer_id} sent a batch with "
+                f"sequence number {producer.base_sequence}",
+            )
+        duplicate = self._producer_state.find_duplicate(producer, count)
+        if duplicate is None:
+            self._producer_state.check(producer)
+        return duplicate
 
     def append_as_follower(self, batch: RecordBatch) -> None:
         """Append a batch copied from the leader (keeping its offsets).
@@ -360,6 +423,8 @@ class Log:
         active.append(batch)
         if batch.partition_leader_epoch >= 0:
             self._leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        if batch.producer_id != NO_PRODUCER_ID:
+            self._producer_state.update(batch)
         self._update_log_end_offset()
 
     # -- retention --------------------------------------------------------------------------
@@ -561,9 +626,15 @@ class Log:
         active.truncate_to(target_offset)
         self._update_log_end_offset()
         self._leader_epoch_cache.truncate_from_end(self._log_end_offset)
+        if len(self._producer_state):
+            self._producer_state.truncate(self._log_end_offset, self._batches_newest_first())
         if self._high_watermark.message_offset >= self._log_end_offset:
             self._high_watermark = self.log_end_offset_metadata
         return True
+
+    def _batches_newest_first(self) -> Iterator[RecordBatch]:
+        for segment in reversed(self._segments):
+            yield from reversed(segment.batches)
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
         """Delete everything, leader epochs included; the log restarts empty at ``new_offset``

@@ -32,7 +32,7 @@ from replica.errors import Errors
 from replica.exceptions import ApiError
 from replica.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from replica.log import Log
-from replica.records import NO_TIMESTAMP, Record, RecordBatch
+from replica.records import NO_TIMESTAMP, ProducerBatchInfo, Record, RecordBatch
 from replica.replica import Replica
 from replica.types import (
     EARLIEST_TIMESTAMP,
@@ -44,6 +44,7 @@ from replica.types import (
     ListOffsetsResult,
     LogAppendInfo,
     LogOffsetMetadata,
+    OffsetForLeaderEpochResult,
     PartitionState,
     TopicPartition,
 )
@@ -157,17 +158,22 @@ class Partition:
     # -- leader: appends, follower positions, ISR, high watermark ----------------------------
 
     def append_records_to_leader(
-        self, records: Sequence[Record], required_acks: int, now_ms: int
+        self,
+        records: Sequence[Record],
+        required_acks: int,
+        now_ms: int,
+        producer: ProducerBatchInfo | None = None,
     ) -> tuple[LogAppendInfo, bool]:
-        """Append ``records`` as one batch; return the append info and whether the high
+        """Append ``records`` as one batch (stamped by ``producer``, an idempotent producer,
+        if given: see ``Log.append_as_leader``); return the append info and whether the high
         watermark moved.
 
         Raises:
             ApiError: NOT_LEADER_OR_FOLLOWER if not the leader; NOT_ENOUGH_REPLICAS if
                 ``required_acks == -1`` and the ISR is smaller than min.insync.replicas
                 (capped at the replication factor; checked before appending); the log's
-                errors (INVALID_RECORD,
-                MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE).
+                errors (INVALID_RECORD, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
+                INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER).
         """
         if not self.is_leader:
             raise ApiError(
@@ -181,7 +187,7 @@ class Partition:
                 f"min.insync.replicas {self.effective_min_isr}",
             )
         append_time = now_ms if self._log_append_time else NO_TIMESTAMP
-        info = self.log.append_as_leader(records, self.leader_epoch, append_time)
+        info = self.log.append_as_leader(records, self.leader_epoch, append_time, producer)
         return info, self.maybe_increment_leader_hw()
 
     def update_follower_fetch_state(
@@ -289,7 +295,7 @@ class Partition:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def _check_leader(self, current_leader_epoch: int | None) -> None:
+    def _check_leader(self, current_leader_epoch: int | None, require_leader: bool = True) -> None:
         if current_leader_epoch is not None:
             if current_leader_epoch < self.leader_epoch:
                 raise ApiError(
@@ -303,7 +309,7 @@ class Partition:
                     f"{self.topic_partition}: epoch {current_leader_epoch} is newer than the "
                     f"current leader epoch {self.leader_epoch}",
                 )
-        if self.leader_id != self.local_broker_id:  # not self.is_leader: one call less per read
+        if require_leader and self.leader_id != self.local_broker_id:  # one call less per read
             raise ApiError(
                 Errors.NOT_LEADER_OR_FOLLOWER,
                 f"broker {self.local_broker_id} is not the leader of {self.topic_partition}",
@@ -381,6 +387,26 @@ class Partition:
         if epoch < last_fetched_epoch or end_offset < fetch_offset:
             return EpochEndOffset(epoch, end_offset)
         return None
+
+    def last_offset_for_leader_epoch(
+        self, current_leader_epoch: int | None, leader_epoch: int, fetch_only_from_leader: bool
+    ) -> OffsetForLeaderEpochResult:
+        """Where ``leader_epoch`` ends in this log (Kafka's ``lastOffsetForLeaderEpoch``): the
+        largest epoch <= it that the log knows and that epoch's end offset (the log end offset
+        for the latest epoch), or -1 and -1 when the log cannot place it (a newer epoch than
+        any here, no epochs). A consumer asks after a leader change, to check that the
+        records it read are still in the log (KIP-320).
+
+        Raises:
+            ApiError: FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH (``current_leader_epoch``
+                older / newer than this replica's), NOT_LEADER_OR_FOLLOWER (not the leader,
+                when ``fetch_only_from_leader``).
+        """
+        self._check_leader(current_leader_epoch, fetch_only_from_leader)
+        epoch, end_offset = self.log.end_offset_for_epoch(leader_epoch)
+        if end_offset == UNDEFINED_EPOCH_OFFSET:
+            return OffsetForLeaderEpochResult(Errors.NONE)
+        return OffsetForLeaderEpochResult(Errors.NONE, epoch, end_offset)
 
     def fetch_offset_for_timestamp(
         self,

@@ -23,12 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import overload
+from typing import NamedTuple, overload
 
 import attrs
 
 #: Kafka's ``RecordBatch.NO_TIMESTAMP``.
 NO_TIMESTAMP = -1
+#: Kafka's ``RecordBatch.NO_PRODUCER_ID``: a batch from a producer that is not idempotent.
+NO_PRODUCER_ID = -1
+#: Kafka's ``RecordBatch.NO_PRODUCER_EPOCH``.
+NO_PRODUCER_EPOCH = -1
+#: Kafka's ``RecordBatch.NO_SEQUENCE``.
+NO_SEQUENCE = -1
+_MAX_SEQUENCE = 2**31 - 1
 #: Size of a v2 record batch header (``DefaultRecordBatch.RECORD_BATCH_OVERHEAD``).
 RECORD_BATCH_OVERHEAD = 61
 
@@ -240,13 +247,33 @@ def _value_field_size(length: int) -> int:
     return length + _varint_size(length)
 
 
+def increment_sequence(sequence: int, increment: int) -> int:
+    """``sequence + increment`` as producer sequence numbers count: they wrap from
+    ``2**31 - 1`` to 0 (Kafka's ``DefaultRecordBatch.incrementSequence``)."""
+    if sequence > _MAX_SEQUENCE - increment:
+        return increment - (_MAX_SEQUENCE - sequence) - 1
+    return sequence + increment
+
+
+class ProducerBatchInfo(NamedTuple):
+    """What an idempotent producer writes in a batch's header: its producer id and epoch (from
+    InitProducerId) and the sequence number of the batch's first record; the records that
+    follow take the next numbers. ``producer_id`` is ``NO_PRODUCER_ID`` for other producers."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+
+
 @attrs.define(frozen=True)
 class RecordBatch:
     """Records stored at consecutive offsets ``base_offset .. last_offset`` of one log.
 
     ``partition_leader_epoch`` is the leader epoch of the leader that appended the batch;
     ``log_append_time`` is the broker time of the append when the log uses
-    ``LogAppendTime`` timestamps, else ``NO_TIMESTAMP``.
+    ``LogAppendTime`` timestamps, else ``NO_TIMESTAMP``. ``producer_id``, ``producer_epoch``
+    and ``base_sequence`` are the idempotent producer's stamp (:class:`ProducerBatchInfo`),
+    ``NO_PRODUCER_ID`` and -1 for batches of other producers.
     """
 
     base_offset: int
@@ -254,6 +281,16 @@ class RecordBatch:
     size_in_bytes: int
     partition_leader_epoch: int = -1
     log_append_time: int = NO_TIMESTAMP
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    base_sequence: int = NO_SEQUENCE
+
+    @property
+    def last_sequence(self) -> int:
+        """The sequence number of the batch's last record (``NO_SEQUENCE`` without one)."""
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, len(self.records) - 1)
 
     @property
     def last_offset(self) -> int:

@@ -122,6 +122,9 @@ class LocalBroker(Protocol):
     def scheduler(self) -> TimingWheel:
         """The broker's timer for its own periodic work (ms): where back-offs end."""
 
+    def note_producer_state(self) -> None:
+        """A fetched batch of an idempotent producer was appended: its state must expire."""
+
 
 @attrs.define(frozen=True)
 class InitialFetchState:
@@ -362,6 +365,8 @@ class ReplicaFetcher:
                 diverging = data.diverging_epoch
                 if diverging is None:
                     self._process_partition_data(partition, state, data)
+                    if len(partition.log.producer_state):
+                        self.replica_manager.note_producer_state()
                 else:
                     self._truncate_to_diverging_epoch(partition, state, diverging)
             elif error is Errors.OFFSET_OUT_OF_RANGE:

@@ -27,7 +27,8 @@ Time: every method reads the injected ``clock()`` (integer milliseconds); timers
 when the owner calls :meth:`ReplicaManager.advance_clock`. A broker has three timers: the two
 purgatories' and its scheduler (:attr:`ReplicaManager.scheduler`), one
 :class:`~purgatory.TimingWheel` for its own periodic work: the ISR check while it leads a
-partition and log retention (each a :class:`~replica.periodic_task.PeriodicTask`) and the end
+partition, log retention and the expiry of idempotent producers' state (each a
+:class:`~replica.periodic_task.PeriodicTask`) and the end
 of its replica fetchers' back-offs. :meth:`ReplicaManager.next_deadline` is the earliest of the
 three, found without scanning partitions or fetchers. Callbacks run synchronously, inside
 the call that completed the operation (a request method, ``advance_clock`` or a state change);
@@ -64,9 +65,10 @@ from replica.errors import Errors
 from replica.exceptions import ApiError
 from replica.partition import Partition
 from replica.periodic_task import PeriodicTask
-from replica.records import Record
+from replica.records import ProducerBatchInfo, Record
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
 from replica.replica_fetcher_manager import ReplicaFetcherManager
+from replica.session_partitions import SessionPartitions
 from replica.types import (
     EMPTY_FETCH_DATA_INFO,
     INTERNAL_TOPICS,
@@ -74,10 +76,11 @@ from replica.types import (
     FetchIsolation,
     FetchParams,
     FetchPartitionData,
-    IdlePartitions,
     IsolationLevel,
     ListOffsetsResult,
+    LogOffsetMetadata,
     LogReadResult,
+    OffsetForLeaderEpochResult,
     PartitionFetchInfo,
     PartitionResponse,
     PartitionState,
@@ -91,14 +94,16 @@ LeadershipChangeCallback = Callable[[list[TopicPartition], list[TopicPartition]]
 VALID_REQUIRED_ACKS = (-1, 0, 1)
 
 
-def _record_idle(
-    idle: IdlePartitions, results: Mapping[TopicPartition, LogReadResult], found: IdlePartitions
-) -> None:
-    """A read's ``results`` were sent: the partitions it read are idle in the session if it
-    ``found`` them so (see :meth:`ReplicaManager.read_from_local_log`), else not."""
-    for tp in results:
-        idle.pop(tp, None)
-    idle.update(found)
+_Found = dict[TopicPartition, tuple[int, LogOffsetMetadata]]
+"""Partitions a read found with nothing to send: their log's change marker and the read's
+position (see :mod:`replica.session_partitions`)."""
+
+
+def _record_idle(session: SessionPartitions, found: _Found) -> None:
+    """A read's results were sent: the partitions it ``found`` with nothing to send are idle
+    in the session (the others it read stay active)."""
+    for tp, (marker, end) in found.items():
+        session.rest(tp, marker, end)
 
 
 def _no_metadata(_topic_partition: TopicPartition) -> bool:
@@ -158,6 +163,11 @@ class ReplicaManager:
         )
         self._log_retention.activate(
             config.log_retention_ms >= 0 or config.log_retention_bytes >= 0
+        )
+        self._producer_expiration = PeriodicTask(
+            self._scheduler,
+            config.producer_id_expiration_check_interval_ms,
+            self._remove_expired_producers,
         )
 
     # -- monitoring and accessors -----------------------------------------------------------
@@ -262,8 +272,14 @@ class ReplicaManager:
         response_callback: ProduceResponseCallback,
         *,
         internal_topics_allowed: bool = False,
+        producers: Mapping[TopicPartition, ProducerBatchInfo] | None = None,
     ) -> None:
         """Append each partition's records, as one batch, to the local leader log.
+
+        ``producers`` gives the idempotent producer's stamp of a partition's batch (partitions
+        not in it have none): a batch repeating one of that producer's last five batches is
+        not appended again and is answered with the offsets it got the first time (see
+        :mod:`replica.producer_state`).
 
         ``response_callback`` is called exactly once with a :class:`PartitionResponse` for
         every partition of ``entries_per_partition`` (same order):
@@ -277,7 +293,8 @@ class ReplicaManager:
           MESSAGE_TOO_LARGE (batch > message.max.bytes), RECORD_LIST_TOO_LARGE (batch >
           log.segment.bytes), NOT_ENOUGH_REPLICAS (acks=-1 with ISR < min.insync.replicas,
           capped at the replication factor;
-          checked before appending);
+          checked before appending), INVALID_PRODUCER_EPOCH and
+          OUT_OF_ORDER_SEQUENCE_NUMBER (a producer's batch out of its sequence);
         * acks 0 / 1, or acks -1 when no partition appended: called before this method
           returns, after the local appends;
         * acks -1: a :class:`DelayedProduce` waits (at most ``timeout_ms``, negative = 0) in the
@@ -303,10 +320,11 @@ class ReplicaManager:
         hw_changes: list[tuple[TopicPartition, bool]] = []
         any_appended = False
         for tp, records in entries_per_partition.items():
+            producer = None if producers is None else producers.get(tp)
             try:
                 partition = self._leader_partition_for_append(tp, records, internal_topics_allowed)
                 info, hw_incremented = partition.append_records_to_leader(
-                    records, required_acks, now
+                    records, required_acks, now, producer
                 )
             except ApiError as e:
                 produce_status[tp] = ProducePartitionStatus(
@@ -314,6 +332,8 @@ class ReplicaManager:
                 )
                 continue
             any_appended = True
+            if producer is not None:
+                self.note_producer_state()
             hw_changes.append((tp, hw_incremented))
             produce_status[tp] = ProducePartitionStatus(
                 info.last_offset + 1,
@@ -363,7 +383,7 @@ class ReplicaManager:
         isolation: IsolationLevel,
         response_callback: FetchResponseCallback,
         *,
-        idle: IdlePartitions | None = None,
+        session: SessionPartitions | None = None,
     ) -> None:
         """Read from the leader logs, waiting up to ``max_wait_ms`` for ``min_bytes``.
 
@@ -384,15 +404,18 @@ class ReplicaManager:
         a follower in the leader's current epoch, O(log epochs) otherwise, and skipped when
         ``last_fetched_epoch`` is None.
 
-        ``idle`` is an incremental fetch session's record of its idle partitions (see
-        :meth:`read_from_local_log`): the partitions it skips are left out of the response
-        (they have no news), and a follower's fetch of one is recorded without a read
-        (:meth:`Partition.update_idle_follower_fetch_state`).
+        ``session`` holds a fetch session's partitions (see :mod:`replica.session_partitions`);
+        then ``fetch_infos`` are (some of) its active ones. Its idle partitions whose log
+        changed are woken and read too; the others are left out of
+        the response (they have no news), and a follower's fetch of one is recorded without a
+        read (:meth:`Partition.update_idle_follower_fetch_state`). A waiting fetch is watched
+        under them too, and completes when one of them gets what it waits for.
 
         ``response_callback`` is called exactly once with a :class:`FetchPartitionData` per
-        requested partition not skipped as idle (same order): at once if ``max_wait_ms <= 0``,
-        nothing was requested, at least ``min_bytes`` are available, or any partition has an
-        error or a diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
+        partition read (the requested ones and, in a session, the woken ones): at once if
+        ``max_wait_ms <= 0``, nothing was requested (and no idle session partition is left to
+        wait on), at least ``min_bytes`` are available, or any partition has an error or a
+        diverging epoch; otherwise when a :class:`DelayedFetch` completes (see there) or
         expires, and the data is read at that time. Per partition errors:
         UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (not hosted, see
         :meth:`partition_or_error`), NOT_LEADER_OR_FOLLOWER (not the leader),
@@ -411,8 +434,12 @@ class ReplicaManager:
         else:
             fetch_isolation = FetchIsolation.HIGH_WATERMARK
         params = FetchParams(replica_id, max_wait_ms, min_bytes, max_bytes, fetch_isolation)
-        found: IdlePartitions | None = None if idle is None else {}
-        results = self._read_partitions(params, fetch_infos, idle, found)
+        if session is not None:
+            woken = self._wake_changed(session, replica_id)
+            if woken:
+                fetch_infos = session.in_order({**fetch_infos, **woken})
+        found: _Found | None = None if session is None else {}
+        results = self._read_partitions(params, fetch_infos, found)
         if replica_id >= 0:
             self._update_follower_fetch_state(replica_id, fetch_infos, results)
         bytes_readable = 0
@@ -421,40 +448,35 @@ class ReplicaManager:
             bytes_readable += result.info.records_size
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 answer_now = True
-        if max_wait_ms <= 0 or not fetch_infos or bytes_readable >= min_bytes or answer_now:
-            if idle is not None and found is not None:
-                _record_idle(idle, results, found)
-            response_callback({tp: r.to_fetch_partition_data() for tp, r in results.items()})
+        waits_on_idle = session is not None and bool(session.idle)
+        if (
+            max_wait_ms <= 0
+            or not (fetch_infos or waits_on_idle)
+            or bytes_readable >= min_bytes
+            or answer_now
+        ):
+            if session is not None and found is not None:
+                _record_idle(session, found)
+            to_follower = replica_id >= 0
+            response_callback(
+                {tp: r.to_fetch_partition_data(to_follower) for tp, r in results.items()}
+            )
             return
-        status: dict[TopicPartition, FetchPartitionStatus] = {}
-        for tp, info in fetch_infos.items():
-            read = results.get(tp)
-            if read is not None:
-                status[tp] = (read.info.fetch_offset_metadata, info)
-            else:  # skipped as idle: its fetch offset is the end offset, unchanged
-                log = self._partitions[tp].log
-                end = (
-                    log.log_end_offset_metadata
-                    if fetch_isolation is FetchIsolation.LOG_END
-                    else log.high_watermark_metadata
-                )
-                status[tp] = (end, info)
-        delayed = DelayedFetch(
-            max_wait_ms,
-            params,
-            status,
-            self,
-            response_callback,
-            idle,
-            None if len(results) == len(status) else tuple(results),
-        )
-        self._fetch_purgatory.try_complete_else_watch(delayed, list(status))
+        status: dict[TopicPartition, FetchPartitionStatus] = {
+            tp: (result.info.fetch_offset_metadata, fetch_infos[tp])
+            for tp, result in results.items()
+        }
+        delayed = DelayedFetch(max_wait_ms, params, status, self, response_callback, session)
+        keys: list[TopicPartition] = list(status)
+        if session is not None:
+            keys.extend(session.idle)
+        self._fetch_purgatory.try_complete_else_watch(delayed, keys)
 
     def read_from_local_log(
         self,
         params: FetchParams,
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
-        idle: IdlePartitions | None = None,
+        session: SessionPartitions | None = None,
     ) -> dict[TopicPartition, LogReadResult]:
         """Read each partition from its local leader log, now, without waiting.
 
@@ -465,35 +487,59 @@ class ReplicaManager:
         :meth:`fetch_messages`); nothing raises for a bad request. The coordinator loads its
         offsets with ``FetchIsolation.LOG_END`` reads.
 
-        ``idle`` (an incremental fetch session's, see :data:`~replica.types.IdlePartitions`)
-        maps each partition whose last read *sent* in the session found nothing to send to
-        the :attr:`~replica.log.Log.change_marker` of its log then. A partition still at that
-        marker is skipped, without a read and without a result: its fetch data is unchanged
-        (the session forgets a partition whose fetch data changes), so the read would return
-        what that read did, which the session's last response carried. The results are taken
-        as sent: ``idle`` then records the partitions found idle and forgets the others.
-        "Nothing to send" is a read with no error, no diverging epoch and no records, whose
-        fetch offset is the end offset of the fetch's isolation (the log end offset for a
-        follower, which must also be in the ISR; the high watermark for a consumer): an empty
-        read short of the end (the response's byte limit used up) still has data to send.
+        ``session`` (an incremental fetch session's partitions, see
+        :mod:`replica.session_partitions`): its idle partitions whose log changed since they
+        went idle are woken and read with ``fetch_infos`` (in the session's order); the others
+        are not read (the read would return what the read that found them idle did, which the
+        session's last response carried). The results are taken as sent: the partitions read
+        that have nothing to send become idle. "Nothing to send" is a read with no error, no
+        diverging epoch and no records, whose fetch offset is the end offset of the fetch's
+        isolation (the log end offset for a follower, which must also be in the ISR; the high
+        watermark for a consumer): an empty read short of the end (the response's byte limit
+        used up) still has data to send.
         """
-        found: IdlePartitions | None = None if idle is None else {}
-        results = self._read_partitions(params, fetch_infos, idle, found)
-        if idle is not None and found is not None:
-            _record_idle(idle, results, found)
+        if session is None:
+            return self._read_partitions(params, fetch_infos, None)
+        woken = self._wake_changed(session, -1)
+        if woken:
+            fetch_infos = session.in_order({**fetch_infos, **woken})
+        found: _Found = {}
+        results = self._read_partitions(params, fetch_infos, found)
+        _record_idle(session, found)
         return results
+
+    def _wake_changed(
+        self, session: SessionPartitions, follower_id: int
+    ) -> dict[TopicPartition, PartitionFetchInfo]:
+        """Wake ``session``'s idle partitions whose log changed (or that are no longer
+        hosted); return them with their fetch data. For a follower's fetch (``follower_id >=
+        0``) record its fetch of each one still idle
+        (:meth:`Partition.update_idle_follower_fetch_state`)."""
+        woken: dict[TopicPartition, PartitionFetchInfo] = {}
+        if not session.idle:
+            return woken
+        partitions = self._partitions
+        now = self._clock()
+        changed: list[TopicPartition] = []
+        for tp, entry in session.idle.items():
+            partition = partitions.get(tp)
+            if partition is None or partition.log.change_marker != entry.marker:
+                changed.append(tp)
+            elif follower_id >= 0:
+                partition.update_idle_follower_fetch_state(follower_id, now)
+        for tp in changed:
+            woken[tp] = session.wake(tp)
+        return woken
 
     def _read_partitions(
         self,
         params: FetchParams,
         fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
-        idle: IdlePartitions | None,
-        found: IdlePartitions | None,
+        found: _Found | None,
     ) -> dict[TopicPartition, LogReadResult]:
-        """:meth:`read_from_local_log` without updating ``idle``: the partitions it reads
-        and finds idle go to ``found``, with their markers at the read (``_record_idle``
-        applies them once the results are sent; the first read of a fetch that then waits
-        is not)."""
+        """Read ``fetch_infos``; the partitions found with nothing to send go to ``found`` (if
+        given), with their log's marker and the read's position (``_record_idle`` applies
+        them once the results are sent; the first read of a fetch that then waits is not)."""
         now = self._clock()
         limit_bytes = params.max_bytes
         min_one_message = True
@@ -503,12 +549,6 @@ class ReplicaManager:
         partitions = self._partitions
         for tp, fetch_info in fetch_infos.items():
             partition = partitions.get(tp)
-            if (
-                idle is not None
-                and partition is not None
-                and idle.get(tp) == partition.log.change_marker
-            ):
-                continue
             result = self._read(
                 tp, partition, fetch_info, follower_id, isolation, limit_bytes, min_one_message, now
             )
@@ -525,7 +565,7 @@ class ReplicaManager:
                 == (result.leader_log_end_offset if follower_id >= 0 else result.high_watermark)
                 and (follower_id < 0 or follower_id in partition.isr)
             ):
-                found[tp] = partition.log.change_marker
+                found[tp] = (partition.log.change_marker, result.info.fetch_offset_metadata)
             results[tp] = result
         return results
 
@@ -620,15 +660,9 @@ class ReplicaManager:
 
         A failed read records nothing (a fetch from a broker that is not an assigned replica
         fails, see :meth:`Partition.check_follower_fetch`), nor does a diverging fetch: its
-        fetch offset is not a position in this log. A partition skipped as idle (no result)
-        is recorded as a fetch at the log end (:meth:`Partition.update_idle_follower_fetch_state`).
+        fetch offset is not a position in this log. (A session's idle partitions are recorded
+        by :meth:`_wake_changed`.)
         """
-        if len(results) < len(fetch_infos):
-            now = self._clock()
-            partitions = self._partitions
-            for tp in fetch_infos:
-                if tp not in results:
-                    partitions[tp].update_idle_follower_fetch_state(follower_id, now)
         for tp, result in results.items():
             if result.error is not Errors.NONE or result.diverging_epoch is not None:
                 continue
@@ -678,6 +712,33 @@ class ReplicaManager:
             return partition.fetch_offset_for_timestamp(timestamp, isolation, current_leader_epoch)
         except ApiError as e:
             return ListOffsetsResult(e.error)
+
+    def last_offset_for_leader_epoch(
+        self,
+        topic_partition: TopicPartition,
+        leader_epoch: int,
+        *,
+        current_leader_epoch: int | None = None,
+        fetch_only_from_leader: bool = True,
+    ) -> OffsetForLeaderEpochResult:
+        """Answer one partition of an OffsetForLeaderEpoch request, now (Kafka's
+        ``lastOffsetForLeaderEpoch``; see :meth:`Partition.last_offset_for_leader_epoch`).
+        ``fetch_only_from_leader`` is False only for Kafka's debugging replica id, which any
+        replica answers.
+
+        Errors come back in the result, never raised: UNKNOWN_TOPIC_OR_PARTITION /
+        NOT_LEADER_OR_FOLLOWER (not hosted, see :meth:`partition_or_error`), and the
+        partition's (not the leader, a fenced or unknown ``current_leader_epoch``).
+        """
+        partition = self.partition_or_error(topic_partition)
+        if isinstance(partition, Errors):
+            return OffsetForLeaderEpochResult(partition)
+        try:
+            return partition.last_offset_for_leader_epoch(
+                current_leader_epoch, leader_epoch, fetch_only_from_leader
+            )
+        except ApiError as e:
+            return OffsetForLeaderEpochResult(e.error)
 
     # -- state changes ----------------------------------------------------------------------
 
@@ -796,13 +857,16 @@ class ReplicaManager:
         and if that moves a high watermark the partition's delayed operations are checked.
         Log retention runs every ``log.retention.check.interval.ms`` (Kafka's
         kafka-log-retention task) on every hosted replica, leader or follower, while a
-        retention limit is set: see :meth:`replica.log.Log.delete_old_segments`.
+        retention limit is set: see :meth:`replica.log.Log.delete_old_segments`. Producer
+        state expiry runs every ``producer.id.expiration.check.interval.ms`` while a hosted
+        log holds an idempotent producer's state (see :meth:`note_producer_state`).
 
         Raises:
             purgatory.ClockWentBackwardsError: ``now_ms`` is earlier than a previous call's.
         """
         self._isr_expiration.advance_parked(now_ms)
         self._log_retention.advance_parked(now_ms)
+        self._producer_expiration.advance_parked(now_ms)
         self._scheduler.advance(now_ms)
         return self._produce_purgatory.advance_clock(now_ms) + self._fetch_purgatory.advance_clock(
             now_ms
@@ -812,6 +876,21 @@ class ReplicaManager:
         for tp, partition in list(self._partitions.items()):
             if partition.is_leader and partition.maybe_shrink_isr(now_ms):
                 self._complete_delayed_requests(tp)
+
+    def note_producer_state(self) -> None:
+        """A hosted log has (maybe) taken an idempotent producer's batch: from now on expire
+        producer state every ``producer.id.expiration.check.interval.ms`` (the task parks
+        again once no hosted log has any)."""
+        self._producer_expiration.activate(True)
+
+    def _remove_expired_producers(self, now_ms: int) -> None:
+        expiration_ms = self.config.producer_id_expiration_ms
+        remaining = 0
+        for partition in self._partitions.values():
+            log = partition.log
+            log.remove_expired_producers(now_ms, expiration_ms)
+            remaining += len(log.producer_state)
+        self._producer_expiration.activate(remaining > 0)
 
     def _delete_old_segments(self, now_ms: int) -> None:
         config = self.config

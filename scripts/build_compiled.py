@@ -5,10 +5,11 @@
     python scripts/build_compiled.py --check    # exit 1 unless the build matches the sources
 
 Which modules: every ``.py`` under the packages listed in pyproject.toml's
-``[tool.kafka-purgatory.compiled] packages``, minus the globs in ``exclude`` (the reasons are
-written there) and minus the modules mypyc gets wrong (see :data:`UNSUPPORTED`). The
-list is by package, so a new module in a compiled package is compiled without editing
-anything.
+``[tool.kafka-purgatory.compiled] packages``, plus the single modules listed in ``modules``
+(a hot module in a package that otherwise stays interpreted), minus the globs in ``exclude``
+(the reasons are written there) and minus the modules mypyc gets wrong (see
+:data:`UNSUPPORTED`). The list is by package, so a new module in a compiled package is
+compiled without editing anything.
 
 How: mypyc translates the modules to C (one shared library for all of them, so calls between
 modules stay native) and setuptools' ``build_ext --inplace`` compiles it. Each module gets a
@@ -64,6 +65,7 @@ class constant for a field). attrs classes are not native classes anyway: little
 def _config() -> dict[str, list[str]]:
     with open(ROOT / "pyproject.toml", "rb") as file:
         section: dict[str, list[str]] = tomllib.load(file)["tool"]["kafka-purgatory"]["compiled"]
+    section.setdefault("modules", [])
     return section
 
 
@@ -73,11 +75,14 @@ def compiled_sources() -> list[str]:
     excluded: set[Path] = set()
     for pattern in config["exclude"]:
         excluded.update(ROOT.glob(pattern))
+    candidates = [path for package in config["packages"] for path in (ROOT / package).rglob("*.py")]
+    candidates += [ROOT / module for module in config["modules"]]
     return sorted(
-        path.relative_to(ROOT).as_posix()
-        for package in config["packages"]
-        for path in (ROOT / package).rglob("*.py")
-        if path not in excluded and not any(mark in path.read_text() for mark in UNSUPPORTED)
+        {
+            path.relative_to(ROOT).as_posix()
+            for path in candidates
+            if path not in excluded and not any(mark in path.read_text() for mark in UNSUPPORTED)
+        }
     )
 
 
@@ -137,6 +142,13 @@ def built_extensions() -> list[Path]:
         for package in config["packages"]
         for suffix in importlib.machinery.EXTENSION_SUFFIXES
         for path in (ROOT / package).rglob(f"*{suffix}")
+    ]
+    found += [
+        path
+        for module in config["modules"]
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES
+        for path in [(ROOT / module).with_suffix(suffix)]
+        if path.exists()
     ]
     found += [
         path

@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from sim.core.statistics import mean_confidence_interval, t_quantile
 from sim.output.provenance import PROVENANCE_NAME
 from sim.output.summary import text_table
-from sim.replications import CONFIDENCE, REPLICATIONS_JSON, STATISTICS, run_statistics
+from sim.replications import CONFIDENCE, REPLICATIONS_JSON, run_statistics
 from sim.sweep.errors import SweepError
 from sim.sweep.manifest import MANIFEST_NAME, Manifest
 
@@ -111,7 +111,7 @@ def read_samples(path: Path) -> Samples:
         stats = run_statistics(messages, summary)
         seed = int(summary["run"]["seed"])
         groups = {"": {name: {seed: value} for name, value in stats.items()}}
-        return Samples(path, "run", STATISTICS, groups, _environment(path))
+        return Samples(path, "run", tuple(stats), groups, _environment(path))
     raise CompareError(
         f"{path}: not a run directory (summary.json and messages.parquet), a replication "
         f"directory ({REPLICATIONS_JSON}) or a sweep output ({MANIFEST_NAME})"

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from sim.core.statistics import mean_confidence_interval
 from sim.output import RunResult
+from sim.output.proxy_summary import proxy_statistics
 from sim.output.summary import LOSS_COUNTS, loss_counts, text_table
 from sim.runner import run_scenario
 from sim.scenario import Scenario
@@ -66,11 +67,14 @@ STATISTICS: tuple[str, ...] = (
     *LOSS_COUNTS,
     "warnings",
 )
-"""The per-run statistics, in the order of a sweep's ``per_seed`` columns."""
+"""The per-run statistics, in the order of a sweep's ``per_seed`` columns. A run with a
+consume proxy has :data:`~sim.output.proxy_summary.PROXY_STATISTICS` after them, as a sweep
+of such runs has."""
 
 
 def run_statistics(messages: pa.Table, summary: Mapping[str, Any]) -> dict[str, float | None]:
-    """The :data:`STATISTICS` of one run, from its messages table and its summary.
+    """The :data:`STATISTICS` of one run, from its messages table and its summary, then, if
+    its summary has a ``proxy`` section, the consume proxy's (:func:`proxy_statistics`).
 
     Latency percentiles (ms), never-finished counts, commit failures and warnings come from
     the summary (:mod:`sim.output.summary`); throughput (messages whose processing finished
@@ -96,6 +100,8 @@ def run_statistics(messages: pa.Table, summary: Mapping[str, Any]) -> dict[str, 
         stats[name] = unfinished[name]
     stats.update(loss_counts(summary))
     stats["warnings"] = len(summary["warnings"])
+    if "proxy" in summary:
+        stats.update(proxy_statistics(summary))
     return stats
 
 
@@ -140,9 +146,11 @@ class Replications:
         per_seed: Sequence[Mapping[str, float | None]],
         warnings: Mapping[int, Sequence[str]] | None = None,
     ) -> Replications:
-        """Replications from each seed's :func:`run_statistics` (same order as ``seeds``)."""
+        """Replications from each seed's :func:`run_statistics` (same order as ``seeds``):
+        the statistics of the first seed, in its order (all seeds ran one scenario)."""
+        names = list(per_seed[0]) if per_seed else list(STATISTICS)
         statistics = tuple(
-            Statistic.of(name, [stats[name] for stats in per_seed]) for name in STATISTICS
+            Statistic.of(name, [stats.get(name) for stats in per_seed]) for name in names
         )
         shown = {seed: tuple(found) for seed, found in (warnings or {}).items()}
         return cls(tuple(seeds), statistics, shown)

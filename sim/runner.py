@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from sim.core.engine import Simulator, every
 from sim.output import MetricsRecorder, RunResult, summarize
-from sim.output.result import FaultWindow
+from sim.output.result import PROXY_TABLE, FaultWindow
 from sim.scenario import Fault, Scenario, load_scenario
 from sim.world import World
 
@@ -85,7 +85,8 @@ def run_scenario(
     wall_seconds = time.perf_counter() - started
     _log.info("simulated %g virtual s (seed %d): %d events in %.2f s", config.duration / 1e6,
               run_seed, events_processed, wall_seconds)  # fmt: skip
-    messages, requests, timeseries = recorder.tables()
+    messages, requests, timeseries = recorder.take_tables()
+    proxy = recorder.more_tables(messages).get(PROXY_TABLE)
     warnings = recorder.warnings
     del recorder  # its columns are in the tables now
     phase_ended("tables")
@@ -98,36 +99,47 @@ def run_scenario(
     }
     summary = summarize(
         messages, requests, timeseries, run=run, warmup_us=config.warmup,
-        duration_us=config.duration, warnings=warnings,
+        duration_us=config.duration, warnings=warnings, proxy=proxy,
     )  # fmt: skip
     pa.default_memory_pool().release_unused()  # the summary's temporaries, for numpy to reuse
     phase_ended("summary")
     faults = tuple(_fault_window(fault) for fault in scenario.faults)
     return RunResult(
-        messages, requests, timeseries, summary, wall_seconds=wall_seconds, faults=faults
-    )
+        messages, requests, timeseries, summary, wall_seconds=wall_seconds, faults=faults,
+        proxy=proxy,
+    )  # fmt: skip
 
 
 def load_run(directory: str | Path) -> RunResult:
     """The :class:`RunResult` of the run directory ``directory`` (``sim run --out``, or
-    :meth:`RunResult.write`), equal to the one that was written: its three tables, its
-    summary, and its fault windows when the directory has the ``scenario.toml`` that
-    ``sim run`` writes (none without it). ``wall_seconds`` is not recorded and reads as 0.
+    :meth:`RunResult.write`), equal to the one that was written: its three tables (and the
+    ``proxy`` table of a run with a consume proxy), its summary, and its fault windows when
+    the directory has the ``scenario.toml`` that ``sim run`` writes (none without it).
+    ``wall_seconds`` is not recorded and reads as 0.
 
-    Raises FileNotFoundError naming the first missing file, and ScenarioError if the
+    Raises FileNotFoundError naming the first missing file (and, for the directory of
+    ``sim run --seeds``, the run directories it holds), and ScenarioError if the
     ``scenario.toml`` does not load.
     """
     run_dir = Path(directory)
+    if (run_dir / "replications.json").is_file() and not (run_dir / "summary.json").exists():
+        seeds = sorted(p.name for p in run_dir.glob("seed-*") if p.is_dir())
+        raise FileNotFoundError(
+            f"{run_dir} holds replications (sim run --seeds), not one run: load one of its run "
+            f"directories ({', '.join(seeds)})"
+        )
     messages, requests, timeseries = (
         pq.read_table(run_dir / f"{name}.parquet")
         for name in ("messages", "requests", "timeseries")
     )
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    proxy_file = run_dir / f"{PROXY_TABLE}.parquet"
     scenario_file = run_dir / "scenario.toml"
     faults = load_scenario(scenario_file).faults if scenario_file.is_file() else []
     return RunResult(
         messages, requests, timeseries, summary,
         faults=tuple(_fault_window(fault) for fault in faults),
+        proxy=pq.read_table(proxy_file) if proxy_file.is_file() else None,
     )  # fmt: skip
 
 

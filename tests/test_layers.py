@@ -4,10 +4,11 @@ The project's packages stack up as ``docs/architecture.md`` draws them::
 
     msgqueue       the message queue (a purgatory user: it may import purgatory and
                    trio_http only)
-    consume_proxy  beside msgqueue: the consume proxy (purgatory, replica's types; its
-                   cluster adapter also apis and cluster)
-    sim            the simulator (inside it: core < clients < scenario | output < world < ...)
+    sim            the simulator (inside it: core < clients < scenario | output < proxy
+                   < world < ...)
     kafka_server   beside sim: the wire-protocol server real Kafka clients connect to
+    consume_proxy  the consume proxy (purgatory, replica's types; its cluster adapter also
+                   apis and cluster); below sim, which drives its real code
     cluster        the in-process broker cluster
     apis           KafkaApis, request and response types
     coordinator    OffsetManager (the group coordinator)
@@ -38,8 +39,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("coordinator",),
     ("apis",),
     ("cluster",),
+    # The simulator runs the consume proxy's real code (sim.proxy), as it runs the brokers':
+    # the proxy sits below it, above the cluster its adapter (cluster_feed) talks to.
+    ("consume_proxy",),
     ("kafka_server", "sim"),
-    ("msgqueue", "consume_proxy"),
+    ("msgqueue",),
 )
 """The project's top-level packages, bottom first; one tuple per floor."""
 
@@ -49,13 +53,14 @@ SERVICES: dict[str, frozenset[str]] = {
     # in-process cluster, its Client and the response types; the HTTP server trio_http.
     "consume_proxy": frozenset({"purgatory", "replica", "apis", "cluster", "trio_http"}),
 }
-"""The purgatory's users on the top floor, and the only project packages each may import:
-the floors between ``purgatory`` and them are not theirs to use."""
+"""The purgatory's users, and the only project packages each may import: the floors between
+``purgatory`` and them are not theirs to use."""
 
 SIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim.core", "sim.logs"),
     ("sim.clients",),
     ("sim.scenario", "sim.output"),
+    ("sim.proxy",),
     ("sim.world",),
     ("sim.runner",),
     ("sim.replications",),

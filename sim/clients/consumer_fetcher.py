@@ -36,18 +36,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
-import attrs
-
 from apis.fetch import FetchRequest, FetchResponse
 from replica.errors import Errors
 from replica.fetch_session_handler import FetchSessionHandler
-from replica.records import Record, RecordBatch
+from replica.records import RecordBatch
 from replica.types import PartitionFetchInfo, TopicPartition
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.consumer_positions import Positions
 from sim.clients.consumer_requests import ConsumerRequests
 from sim.clients.network import MetadataView
-from sim.clients.records import message_ids_of
+from sim.clients.records import message_ids_column
 from sim.core.engine import Scheduler
 
 __all__ = ["ConsumerRecords", "Fetcher"]
@@ -70,16 +68,21 @@ _SESSION_ERRORS = frozenset({Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_F
 """Top-level errors after which the next fetch is full, at once (no back-off)."""
 
 
-@attrs.define(init=False)
 class ConsumerRecords:
     """Records as the application receives them (Kafka's ``ConsumerRecords``), as columns:
     record ``i`` is offset ``offsets[i]`` of ``tps[i]`` and carries message ``message_ids[i]``
-    (-1 for a foreign record). A partition's records are adjacent and in offset order.
-    ``ConsumerRecords()`` is empty (new lists)."""
+    (-1 for a foreign record).
 
-    tps: list[TopicPartition]
-    offsets: list[int]
-    message_ids: list[int]
+    ``spans`` groups the columns by partition, so that per-partition work needs no loop over
+    records: ``(tp, lo, hi)`` says that entries ``lo .. hi - 1`` are records of ``tp`` in offset
+    order. Spans are in column order and cover every entry; a partition may have several (one
+    per fetch that returned it). ``ConsumerRecords()`` is empty (new lists); given columns, the
+    spans are computed from ``tps`` (each partition's records in offset order, as fetched).
+
+    Equality compares the columns (the spans follow from them).
+    """
+
+    __slots__ = ("message_ids", "offsets", "spans", "tps")
 
     def __init__(
         self,
@@ -87,19 +90,54 @@ class ConsumerRecords:
         offsets: list[int] | None = None,
         message_ids: list[int] | None = None,
     ) -> None:
-        # Defaults here, not as factory fields: mypyc cannot build a class body with those.
-        self.tps = [] if tps is None else tps
-        self.offsets = [] if offsets is None else offsets
-        self.message_ids = [] if message_ids is None else message_ids
+        self.tps: list[TopicPartition] = [] if tps is None else tps
+        self.offsets: list[int] = [] if offsets is None else offsets
+        self.message_ids: list[int] = [] if message_ids is None else message_ids
+        self.spans: list[tuple[TopicPartition, int, int]] = []
+        for i, tp in enumerate(self.tps):
+            if self.spans and self.spans[-1][0] == tp:
+                self.spans[-1] = (tp, self.spans[-1][1], i + 1)
+            else:
+                self.spans.append((tp, i, i + 1))
 
     def __len__(self) -> int:
         return len(self.offsets)
 
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ConsumerRecords)
+            and self.tps == other.tps
+            and self.offsets == other.offsets
+            and self.message_ids == other.message_ids
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ConsumerRecords(tps={self.tps!r}, offsets={self.offsets!r}, "
+            f"message_ids={self.message_ids!r})"
+        )
+
+    def add(self, tp: TopicPartition, first: int, message_ids: Sequence[int]) -> None:
+        """Append records of ``tp`` at offsets ``first``, ``first + 1``, ... carrying
+        ``message_ids`` (after any records of ``tp`` already here)."""
+        count = len(message_ids)
+        start = len(self.offsets)
+        self.tps += [tp] * count
+        self.offsets += range(first, first + count)
+        self.message_ids += message_ids
+        spans = self.spans
+        if spans and spans[-1][0] == tp and spans[-1][2] == start:
+            spans[-1] = (tp, spans[-1][1], start + count)  # the partition's last span goes on
+        else:
+            spans.append((tp, start, start + count))
+
     def extend(self, other: ConsumerRecords) -> None:
         """Append ``other``'s records after these."""
+        shift = len(self.offsets)
         self.tps += other.tps
         self.offsets += other.offsets
         self.message_ids += other.message_ids
+        self.spans += [(tp, lo + shift, hi + shift) for tp, lo, hi in other.spans]
 
 
 class Fetcher:
@@ -109,7 +147,9 @@ class Fetcher:
         "_backoff_until",
         "_config",
         "_deliver",
+        "_fetch_infos",
         "_in_flight",
+        "_leaderless",
         "_metadata",
         "_paused",
         "_positions",
@@ -144,7 +184,11 @@ class Fetcher:
         self._in_flight: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
         self._sessions: dict[int, FetchSessionHandler] = {}  # leader -> its fetch session
         self._backoff_until: dict[int, int] = {}  # leader -> no fetch to it before this time
+        # tp -> the fetch data last built for it, reused while its position stays (a
+        # partition without news is fetched from the same offset many times in a row)
+        self._fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
         self._paused = False
+        self._leaderless = False  # the last pass of the fetch loop found a partition without leader
 
     def pause(self) -> None:
         """Send no new fetch until :meth:`resume` (fetches in flight still deliver)."""
@@ -162,18 +206,27 @@ class Fetcher:
         if self._paused or not self._wants_records():
             return
         now = self._scheduler.now
+        positions, metadata, infos = self._positions, self._metadata, self._fetch_infos
         by_leader: dict[int, dict[TopicPartition, PartitionFetchInfo]] = {}
         leaderless = False
-        for tp in self._positions.assigned:
-            offset = self._positions.fetch_position(tp)
+        for tp in positions.assigned:
+            offset = positions.fetch_position(tp)
             if offset is None:
                 continue
-            leader = self._metadata.leader_for(tp)
+            leader = metadata.leader_for(tp)
             if leader is None:
                 leaderless = True
             elif leader not in self._in_flight and self._backoff_until.get(leader, 0) <= now:
-                info = PartitionFetchInfo(offset, self._config.max_partition_fetch_bytes)
-                by_leader.setdefault(leader, {})[tp] = info
+                info = infos.get(tp)
+                if info is None or info.fetch_offset != offset:
+                    info = infos[tp] = PartitionFetchInfo(
+                        offset, self._config.max_partition_fetch_bytes
+                    )
+                fetch_data = by_leader.get(leader)
+                if fetch_data is None:
+                    fetch_data = by_leader[leader] = {}
+                fetch_data[tp] = info
+        self._leaderless = leaderless
         if leaderless:
             self._requests.after_refresh(self.maybe_fetch)
         for leader, fetch_data in by_leader.items():
@@ -211,22 +264,22 @@ class Fetcher:
         backoff = response.error != Errors.NONE and not session_failed
         reset: list[TopicPartition] = []
         answered = response.responses
+        positions = self._positions
         # In the order of this fetch's partitions, not of the response's: a session lists
         # its partitions in the order they joined it.
         for tp, info in fetched.items():
             data = answered.get(tp)
-            if data is None or self._positions.fetch_position(tp) != info.fetch_offset:
+            if data is None or positions.fetch_position(tp) != info.fetch_offset:
                 continue  # no news, or the position moved meanwhile
             if data.error == Errors.NONE:
-                offset = _unpack(tp, info.fetch_offset, data.records, records)
-                self._positions.fetched_up_to(tp, offset)
+                positions.fetched_up_to(tp, _unpack(tp, info.fetch_offset, data.records, records))
             elif data.error == Errors.OFFSET_OUT_OF_RANGE:
                 reset.append(tp)
             elif data.error in _METADATA_ERRORS:
                 refresh = True
             else:  # NETWORK_EXCEPTION (broker down), REQUEST_TIMED_OUT, ...: try again later
                 backoff = True
-        if records:
+        if records.offsets:
             self._deliver(records)
         if reset:
             self._reset(reset)
@@ -238,7 +291,10 @@ class Fetcher:
             self._requests.after_refresh(self.maybe_fetch)
         elif backoff:
             self._requests.later(self.maybe_fetch)
-        else:
+        elif not records.offsets or self._leaderless:
+            # After a delivery the poller has run the fetch loop (it polled) or holds the
+            # records (no fetch is sent while records are held): another pass would only ask
+            # again for the refresh a partition without leader needs.
             self.maybe_fetch()
 
 
@@ -253,15 +309,7 @@ def _unpack(
         count = len(records) - skip
         if count <= 0:
             continue
-        first = batch.base_offset + skip
-        into.tps += [tp] * count
-        into.offsets += range(first, first + count)
-        into.message_ids += _message_ids(records[skip:] if skip else records)
-        offset = first + count
+        ids = message_ids_column(records)
+        into.add(tp, batch.base_offset + skip, ids[skip:] if skip else ids)
+        offset = batch.base_offset + skip + count
     return offset
-
-
-def _message_ids(records: Sequence[Record]) -> list[int]:
-    """The message id each record carries (-1 if it has none); read from the columns of a
-    producer's batch, without building a record per message."""
-    return [-1 if m is None else m for m in message_ids_of(records)]

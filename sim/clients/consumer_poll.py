@@ -90,7 +90,7 @@ class Poller:
     @property
     def wants_records(self) -> bool:
         """True if a fetch may be sent: nothing is held and delivery is not blocked."""
-        return not self._blocks and not self._held
+        return not self._blocks and not self._held.offsets
 
     @property
     def app_in_poll(self) -> bool:
@@ -99,7 +99,7 @@ class Poller:
 
     def deliver(self, records: ConsumerRecords) -> None:
         """A fetch returned ``records``: hold them, and poll if the application waits."""
-        if self._held:
+        if self._held.offsets:
             self._held.extend(records)
         else:
             self._held = records
@@ -115,13 +115,14 @@ class Poller:
             if not self.app_in_poll:  # the action blocked delivery (a commit)
                 return
         records, self._held = self._held, ConsumerRecords()
-        if records and not self._stopped():
+        if records.offsets and not self._stopped():
             tps, offsets, message_ids = records.tps, records.offsets, records.message_ids
-            # A partition's records are in offset order: the last one per partition wins.
-            for tp, offset in dict(zip(tps, offsets, strict=True)).items():
-                self._positions.polled(tp, offset)
-            if self._config.group_id is not None:
-                self._ledger.delivered(tps, offsets, message_ids)
+            positions, ledger = self._positions, self._ledger
+            in_group = self._config.group_id is not None
+            for tp, lo, hi in records.spans:  # each in offset order: the last one counts
+                positions.polled(tp, offsets[hi - 1])
+                if in_group:
+                    ledger.delivered(tp, offsets[lo:hi], message_ids[lo:hi])
             self._recorder.record(
                 MessagesDelivered(self._scheduler.now, self._client_id, tps, offsets, message_ids)
             )

@@ -13,6 +13,11 @@ commits (:class:`MessagesDelivered`, :class:`MessagesProcessed`, :class:`Message
 :class:`MessagesCommitted`). Each holds the same facts as the per-message events its
 ``expand()`` returns; the simulator's metrics recorder appends the columns at once.
 
+The two batch events made on the consumer's hot path, once per fetch and per pool wake-up
+(:class:`MessagesDelivered`, :class:`MessagesProcessed`), are plain classes (read-only by
+contract, compared by identity, as the other batch events): a plain class is built natively in
+the compiled build, an attrs one is not.
+
 Clients call :meth:`ClientRecorder.record` synchronously from inside simulator callbacks; a
 recorder must not call back into the client. :class:`InMemoryRecorder` keeps every event in a
 list, batch events expanded into per-message ones (tests, small runs); the simulator's metrics
@@ -252,17 +257,29 @@ class MessageCommitted:
     offset: int
 
 
-@attrs.frozen(eq=False)
 class MessagesDelivered:
     """A poll handed records to the application at ``time_us``: a
     :class:`MessageDelivered` per column entry (``message_ids[i]`` at ``offsets[i]`` of
     ``tps[i]``)."""
 
-    time_us: int
-    client_id: str
-    tps: Sequence[TopicPartition]
-    offsets: Sequence[int]
-    message_ids: Sequence[int]
+    __slots__ = ("client_id", "message_ids", "offsets", "time_us", "tps")
+
+    def __init__(
+        self,
+        time_us: int,
+        client_id: str,
+        tps: Sequence[TopicPartition],
+        offsets: Sequence[int],
+        message_ids: Sequence[int],
+    ) -> None:
+        self.time_us = time_us
+        self.client_id = client_id
+        self.tps = tps
+        self.offsets = offsets
+        self.message_ids = message_ids
+
+    def __repr__(self) -> str:
+        return _repr(self, ("time_us", "client_id", "tps", "offsets", "message_ids"))
 
     def expand(self) -> list[MessageDelivered]:
         """The per-message events, in column order."""
@@ -273,18 +290,41 @@ class MessagesDelivered:
         ]
 
 
-@attrs.frozen(eq=False)
 class MessagesProcessed:
     """First processing attempts that succeeded: a :class:`MessageProcessed` (attempt 0,
     outcome OK) per column entry, finished at ``times_us[i]``."""
 
-    client_id: str
-    tps: Sequence[TopicPartition]
-    offsets: Sequence[int]
-    message_ids: Sequence[int]
-    submitted_us: Sequence[int]
-    started_us: Sequence[int]
-    times_us: Sequence[int]
+    __slots__ = (
+        "client_id",
+        "message_ids",
+        "offsets",
+        "started_us",
+        "submitted_us",
+        "times_us",
+        "tps",
+    )
+
+    def __init__(
+        self,
+        client_id: str,
+        tps: Sequence[TopicPartition],
+        offsets: Sequence[int],
+        message_ids: Sequence[int],
+        submitted_us: Sequence[int],
+        started_us: Sequence[int],
+        times_us: Sequence[int],
+    ) -> None:
+        self.client_id = client_id
+        self.tps = tps
+        self.offsets = offsets
+        self.message_ids = message_ids
+        self.submitted_us = submitted_us
+        self.started_us = started_us
+        self.times_us = times_us
+
+    def __repr__(self) -> str:
+        fields = ("client_id", "tps", "offsets", "message_ids", "submitted_us", "started_us")
+        return _repr(self, (*fields, "times_us"))
 
     def expand(self) -> list[MessageProcessed]:
         """The per-message events, in column order."""
@@ -338,6 +378,12 @@ class MessagesCommitted:
             MessageCommitted(t, client, m, tp.topic, tp.partition, o)
             for o, m in zip(self.offsets, self.message_ids, strict=True)
         ]
+
+
+def _repr(event: object, fields: tuple[str, ...]) -> str:
+    """``Name(field=value, ...)`` of a batch event, ``fields`` in its constructor's order."""
+    values = ", ".join(f"{name}={getattr(event, name)!r}" for name in fields)
+    return f"{type(event).__name__}({values})"
 
 
 @attrs.frozen

@@ -8,7 +8,6 @@ covered yet, as two columns in offset order, and hands them out when one does.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
 
 from replica.types import TopicPartition
 
@@ -23,18 +22,15 @@ class CommitLedger:
     def __init__(self) -> None:
         self._pending: dict[TopicPartition, tuple[list[int], list[int]]] = {}
 
-    def delivered(
-        self, tps: Sequence[TopicPartition], offsets: Sequence[int], message_ids: Sequence[int]
-    ) -> None:
-        """Remember delivered messages, given as columns (offsets of one partition arrive in
-        increasing order)."""
-        pending = self._pending
-        for tp, offset, message_id in zip(tps, offsets, message_ids, strict=True):
-            columns = pending.get(tp)
-            if columns is None:
-                columns = pending[tp] = ([], [])
-            columns[0].append(offset)
-            columns[1].append(message_id)
+    def delivered(self, tp: TopicPartition, offsets: list[int], message_ids: list[int]) -> None:
+        """Remember delivered messages of ``tp``, given as columns (offsets in increasing
+        order, above those delivered before)."""
+        columns = self._pending.get(tp)
+        if columns is None:
+            self._pending[tp] = (offsets, message_ids)  # the ledger owns the lists now
+        else:
+            columns[0].extend(offsets)
+            columns[1].extend(message_ids)
 
     def clear(self) -> None:
         """Forget every pending message (a rebalance revoked their partitions: whoever

@@ -20,17 +20,18 @@ holds newer ones in per-level buffers until the chaser comes back (see
 error reported instead (``MessageAcked`` with the error); errors that are not retriable are
 reported at once.
 
-Why Sarama's way and not Kafka's idempotent producer: idempotence needs the broker to check
-producer ids and sequence numbers, which the broker model does not do, while Sarama's scheme
-lives entirely in the client. One deliberate difference from Sarama: a partition never has
-more than one batch in flight (it is *muted* until the response, like Kafka's producer with
-``max.in.flight.requests.per.connection=1``); ``max_in_flight_requests_per_connection`` still
-bounds the requests per broker, which can carry batches of different partitions. Without
-the mute, a later batch could be appended while an earlier one of the same partition is being
-retried, and no client-side scheme can undo that reordering. Retries keep the order of first
-appearance in the log; a batch that was appended but whose response was lost or late (client
-timeout) or said NOT_ENOUGH_REPLICAS_AFTER_APPEND is appended again (at-least-once:
-duplicates).
+Why Sarama's way and not Kafka's idempotent producer: the study's producer is a Sarama
+application, and Sarama's scheme lives entirely in the client (the broker model does check
+idempotent producers' ids and sequence numbers, :mod:`replica.producer_state`, for the wire
+server's clients; this producer sends none). One deliberate difference from Sarama: a partition
+never has more than one batch in flight (it is *muted* until the response, like Kafka's
+producer with ``max.in.flight.requests.per.connection=1``);
+``max_in_flight_requests_per_connection`` still bounds the requests per broker, which can carry
+batches of different partitions. Without the mute, a later batch could be appended while an
+earlier one of the same partition is being retried, and no client-side scheme can undo that
+reordering. Retries keep the order of first appearance in the log; a batch that was appended
+but whose response was lost or late (client timeout) or said NOT_ENOUGH_REPLICAS_AFTER_APPEND
+is appended again (at-least-once: duplicates).
 
 acks=0: the request is sent and its messages are reported acknowledged at once (offset -1);
 no response is expected, nothing is muted or retried.

@@ -7,8 +7,9 @@ record untouched, so a consumer can tell which produced message it received, and
 duplicates. The header adds 25 bytes to the record's size on the wire.
 
 The producer sends a batch's records as one :class:`replica.records.RecordColumns` whose
-header column is the message ids; :func:`message_ids_of` reads them back from any records
-without building a :class:`~replica.records.Record` when they are columns.
+header column is the message ids; :func:`message_ids_of` and :func:`message_ids_column` read
+them back from any records without building a :class:`~replica.records.Record` when they are
+columns.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "MESSAGE_ID_HEADER",
     "make_record",
     "message_id_of",
+    "message_ids_column",
     "message_ids_of",
     "message_record_size",
     "message_record_sizes",
@@ -82,3 +84,11 @@ def message_record_sizes(keys: Sequence[bytes | None], value_sizes: Sequence[int
     if n and keys.count(None) == n and value_sizes.count(value_sizes[0]) == n:
         return [message_record_size(None, value_sizes[0])] * n
     return list(map(message_record_size, keys, value_sizes))
+
+
+def message_ids_column(records: Sequence[Record]) -> Sequence[int]:
+    """The message id of each record of ``records``, -1 for a record without one (columns
+    made by a sim producer are returned as they are: every record has one)."""
+    if isinstance(records, RecordColumns) and records.header_key == MESSAGE_ID_HEADER:
+        return records.header_values
+    return [-1 if m is None else m for m in map(message_id_of, records)]

@@ -9,12 +9,15 @@
   the plot costs the same for a thousand messages as for a million. Each latency has its own
   line style, so lines that coincide stay visible. The latency axis is logarithmic when the
   values span a factor of ten. The title gives the scenario's description, seed and warmup.
-* ``commit_lag.png``: commit latency over time: median and maximum per second of commit time.
+* ``commit_lag.png``: send-to-commit and processing-to-commit latency over time: median and
+  maximum per second of commit time (:func:`commit_lag_figure`).
 * ``timeseries.png``: the sampled metrics (:mod:`sim.output.recorder`'s time series), one
   panel per metric and one colour per source, aggregated per second of virtual time: a solid
   line for the mean of the second's samples, a thin one for their maximum. Consumer-group lag
-  and producer backlog come first. A metric whose samples are all zero (or unknown) gets no
-  panel; the figure names the metrics it left out. Written only when there are samples.
+  and producer backlog come first. A count since the start of the run (the produce and
+  commit errors, :data:`CUMULATIVE_METRICS`) is drawn as its increase per second instead. A
+  metric whose samples are all zero (or unknown) gets no panel; the figure names the metrics
+  it left out. Written only when there are samples.
 
 Fault windows (:class:`FaultWindow`, e.g. :class:`sim.output.result.FaultWindow`, from the
 scenario's ``[[faults]]``) are shaded on every time axis; a fault without a duration is
@@ -38,7 +41,19 @@ from matplotlib.figure import Figure
 from sim.output.health import GROUP_LAG, PRODUCER_BACKLOG
 from sim.output.summary import LATENCIES
 
-__all__ = ["CURVE_POINTS", "PERCENTILE_TICKS", "FaultWindow", "percentile_curve", "write_plots"]
+__all__ = [
+    "COMMIT_LATENCIES",
+    "CUMULATIVE_METRICS",
+    "CURVE_POINTS",
+    "PERCENTILE_TICKS",
+    "FaultWindow",
+    "commit_lag_figure",
+    "increase_per_second",
+    "latency_percentiles_figure",
+    "percentile_curve",
+    "timeseries_figure",
+    "write_plots",
+]
 
 CURVE_POINTS = 300
 """Quantiles per line of the percentile plot (plus the maximum)."""
@@ -61,6 +76,9 @@ FIRST_METRICS = (
     "commit_errors",
 )
 """Time-series panels drawn first, in this order; the other metrics follow by name."""
+CUMULATIVE_METRICS = frozenset({"produce_errors", "commit_errors"})
+"""Time-series metrics that count since the run's start: drawn as their increase per second
+(the errors in that second), not as the running total."""
 
 
 class FaultWindow(Protocol):
@@ -118,6 +136,12 @@ def _spans_decade(low: float, high: float) -> bool:
 
 
 def latency_percentiles(messages: pa.Table, run: Mapping[str, Any], path: Path) -> None:
+    _save(latency_percentiles_figure(messages, run), path)
+
+
+def latency_percentiles_figure(messages: pa.Table, run: Mapping[str, Any]) -> Figure:
+    """The figure of ``latency_percentiles.png`` (see the module docstring); a latency no
+    message has (nothing committed yet) is named in the legend with ``n=0``."""
     figure = Figure(figsize=(8, 5))
     axes = figure.add_subplot()
     warmup_us = int(run["warmup_us"])
@@ -126,7 +150,8 @@ def latency_percentiles(messages: pa.Table, run: Mapping[str, Any], path: Path) 
     low, high, reach = math.inf, 0.0, 0.0
     for (name, column), style in zip(LATENCIES, _LINESTYLES, strict=True):
         values = _values(messages, column, acked_ok if name == "produce" else after_warmup)
-        if values.size == 0:
+        if values.size == 0:  # named in the legend, so an empty statistic is not just absent
+            axes.plot([], [], linestyle=style, label=f"{name.replace('_', '-')} (n=0)")
             continue
         quantiles, latencies = percentile_curve(values)
         x = percentile_axis(quantiles[:-1])
@@ -147,7 +172,7 @@ def latency_percentiles(messages: pa.Table, run: Mapping[str, Any], path: Path) 
     axes.set_ylabel("latency (ms)")
     axes.set_title(_run_title(run, "latency by percentile"), fontsize=9)
     axes.grid(True, which="both", alpha=0.3)
-    _save(figure, path)
+    return figure
 
 
 def _run_title(run: Mapping[str, Any], what: str) -> str:
@@ -174,26 +199,54 @@ def _shade_faults(axes: Axes, faults: Sequence[FaultWindow], end_us: int, *, lab
 def commit_lag(
     messages: pa.Table, run: Mapping[str, Any], faults: Sequence[FaultWindow], path: Path
 ) -> None:
-    figure = Figure(figsize=(8, 4))
+    _save(commit_lag_figure(messages, run, faults), path)
+
+
+COMMIT_LATENCIES = (
+    ("send to commit", "send_to_commit_latency_us", "-"),
+    ("processing to commit", "commit_latency_us", "--"),
+)
+"""The latencies of ``commit_lag.png``: (label, messages column, line style)."""
+
+
+def commit_lag_figure(
+    messages: pa.Table, run: Mapping[str, Any], faults: Sequence[FaultWindow]
+) -> Figure:
+    """The figure of ``commit_lag.png``: per second of commit time, the median (thick) and
+    maximum (thin) of each of :data:`COMMIT_LATENCIES`. Send to commit comes first: it grows
+    when the consumer falls behind, where processing to commit does not. A run that
+    committed nothing says so on the empty axes."""
+    figure = Figure(figsize=(10, 4))
+    figure.subplots_adjust(left=0.08, right=0.74, top=0.85, bottom=0.13)
     axes = figure.add_subplot()
-    has_commit = pc.is_valid(messages.column("commit_latency_us"))
-    times = _values(messages, "committed_us", has_commit)
-    lags = _values(messages, "commit_latency_us", has_commit)
-    _shade_faults(axes, faults, int(run["duration_us"]), label=True)
-    if times.size:
-        seconds = times // _SECOND_US
+    duration_us = int(run["duration_us"])
+    _shade_faults(axes, faults, duration_us, label=True)
+    for label, column, style in COMMIT_LATENCIES:
+        known = pc.is_valid(messages.column(column))
+        lags = _values(messages, column, known)
+        if not lags.size:
+            continue
+        seconds = _values(messages, "committed_us", known) // _SECOND_US
         order = np.lexsort((lags, seconds))
-        seconds, lags = seconds[order], lags[order]
-        bins, starts, counts = np.unique(seconds, return_index=True, return_counts=True)
-        axes.plot(bins, lags[starts + (counts - 1) // 2] / 1000, label="median")
-        axes.plot(bins, lags[starts + counts - 1] / 1000, label="max")
+        by_second, sorted_lags = seconds[order], lags[order]
+        bins, starts, counts = np.unique(by_second, return_index=True, return_counts=True)
+        t = np.minimum(bins + 0.5, duration_us / 1e6)  # mid-second, as in timeseries.png
+        (line,) = axes.plot(t, sorted_lags[starts + (counts - 1) // 2] / 1000,
+                            linestyle=style, linewidth=1.5, label=f"{label}: median")  # fmt: skip
+        axes.plot(t, sorted_lags[starts + counts - 1] / 1000, linestyle=style,
+                  linewidth=0.6, color=line.get_color(), label=f"{label}: max")  # fmt: skip
+    if not axes.lines:
+        axes.text(0.5, 0.5, "no message was committed in this run (see the summary's warnings)",
+                  transform=axes.transAxes, ha="center", va="center")  # fmt: skip
     if axes.lines or axes.patches:
-        axes.legend(loc="upper right", fontsize=8)
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    axes.set_xlim(0, duration_us / 1e6)
+    axes.set_ylim(bottom=0)
     axes.set_xlabel("commit time (s)")
-    axes.set_ylabel("commit latency (ms)")
-    axes.set_title(_run_title(run, "processing-to-commit latency per second"), fontsize=9)
+    axes.set_ylabel("latency (ms)")
+    axes.set_title(_run_title(run, "commit latency per second of commit time"), fontsize=9)
     axes.grid(True, alpha=0.3)
-    _save(figure, path)
+    return figure
 
 
 def per_second(samples: pa.Table) -> pa.Table:
@@ -222,6 +275,13 @@ def per_second(samples: pa.Table) -> pa.Table:
     )
 
 
+def increase_per_second(totals: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The increase of a running total per second, from its per-second maxima (its last value
+    in each second, the total never decreasing): the first second's total, then each second's
+    difference from the one before."""
+    return np.diff(totals, prepend=0.0)
+
+
 def _metric_order(metrics: Sequence[str]) -> list[str]:
     first = [m for m in FIRST_METRICS if m in metrics]
     return first + sorted(m for m in metrics if m not in FIRST_METRICS)
@@ -231,6 +291,16 @@ def timeseries(
     samples: pa.Table, run: Mapping[str, Any], faults: Sequence[FaultWindow], path: Path
 ) -> list[str]:
     """Draw the time-series figure; return the metrics it has panels for, top to bottom."""
+    figure, drawn = timeseries_figure(samples, run, faults)
+    _save(figure, path)
+    return drawn
+
+
+def timeseries_figure(
+    samples: pa.Table, run: Mapping[str, Any], faults: Sequence[FaultWindow]
+) -> tuple[Figure, list[str]]:
+    """The figure of ``timeseries.png`` (see the module docstring) and the metrics it has
+    panels for, top to bottom."""
     seconds = per_second(samples)
     metrics = _metric_order(sorted(set(seconds.column("metric").to_pylist())))
     peaks = {
@@ -259,21 +329,30 @@ def timeseries(
         bounds = [*starts[1:], len(sources)]
         t = np.minimum(rows.column("second").to_numpy() + 0.5, end_us / 1e6)  # mid-second
         mean, top = rows.column("mean").to_numpy(), rows.column("max").to_numpy()
+        cumulative = metric in CUMULATIVE_METRICS
         for name, start, stop in zip(names, starts, bounds, strict=True):
+            if cumulative:  # a running total: its increase per second, one line
+                axes.plot(t[start:stop], increase_per_second(top[start:stop]), label=str(name),
+                          linewidth=1.2)  # fmt: skip
+                continue
             (line,) = axes.plot(t[start:stop], mean[start:stop], label=str(name), linewidth=1.2)
             axes.plot(t[start:stop], top[start:stop], color=line.get_color(), linewidth=0.5)
-        axes.set_ylabel(metric, fontsize=8)
-        axes.set_ylim(bottom=0)
+        axes.set_ylabel(f"{metric}\nper second" if cumulative else metric, fontsize=8)
+        # Room above the highest value: a line at the top would merge with the frame.
+        peak = max(float(np.max(line.get_ydata())) for line in axes.lines)
+        axes.set_ylim(0, peak * 1.1 if peak > 0 else 1.0)
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=6)
         axes.grid(True, alpha=0.3)
     if drawn:
         figure.axes[-1].set_xlabel("time (s)")
-    caption = "per second of virtual time: thick line mean, thin line max of the samples"
+    caption = (
+        "per second of virtual time: thick line mean, thin line max of the samples "
+        "(errors: how many in that second)"
+    )
     if empty:
         caption += "\nall zero or unknown, not drawn: " + ", ".join(empty)
     figure.suptitle(_run_title(run, "time series") + "\n" + caption, fontsize=8)
-    _save(figure, path)
-    return drawn
+    return figure, drawn
 
 
 def write_plots(

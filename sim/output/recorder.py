@@ -134,6 +134,7 @@ class MetricsRecorder:
         self._probes: list[tuple[int, Callable[[], float]]] = []
         self._final_logs: dict[tuple[int, int], tuple[int, array[int]]] = {}
         self._at_end: list[Callable[[], None]] = []
+        self._more_tables: dict[str, Callable[[pa.Table], pa.Table]] = {}
 
     # -- messages (hot path) -----------------------------------------------------------------
 
@@ -297,77 +298,103 @@ class MetricsRecorder:
     # -- tables --------------------------------------------------------------------------------
 
     def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
-        """The (messages, requests, timeseries) tables; see the schemas for their columns."""
-        return self._messages_table(), self._requests.table(), self._timeseries_table()
+        """The (messages, requests, timeseries) tables; see the schemas for their columns.
+        The recorder keeps its columns: a second call gives equal tables."""
+        return self._messages_table(False), self._requests.table(), self._timeseries_table()
 
-    def _messages_table(self) -> pa.Table:
-        """The messages table, built from the columns with numpy, one column at a time: its
-        peak memory is the table plus a few arrays of 8 bytes per message, never a Python
-        object per message and field."""
-        sent_ids = np.frombuffer(self._sent_ids, np.int64)
+    def add_table(self, name: str, build: Callable[[pa.Table], pa.Table]) -> None:
+        """A table besides the three, built at the end from the messages table by
+        ``build(messages)`` (e.g. the consume proxy's, :mod:`sim.output.proxy_recorder`)."""
+        self._more_tables[name] = build
+
+    def more_tables(self, messages: pa.Table) -> dict[str, pa.Table]:
+        """The tables given to :meth:`add_table`, by name, built from ``messages`` (the
+        messages table of :meth:`tables`)."""
+        return {name: build(messages) for name, build in self._more_tables.items()}
+
+    def take_tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """:meth:`tables`, letting go of each of the recorder's columns as soon as the tables
+        no longer need it, so that building them costs little memory beyond the tables
+        themselves; the recorder holds no measurements afterwards (the runner's way: it has
+        no use for the recorder once the tables exist)."""
+        messages = self._messages_table(True)
+        return messages, self._requests.table(release=True), self._timeseries_table()
+
+    def _messages_table(self, release: bool) -> pa.Table:
+        """The messages table, built from the columns with numpy, one column at a time and
+        each event column in slices of :data:`_SLICE` events: besides the finished Arrow
+        columns it holds a few arrays of 8 bytes per message at once, never a Python object
+        per message and field, and (with ``release``) the recorder's columns go as they are
+        used."""
+        sent_ids = _taken(self, "_sent_ids", np.int64, release)
+        order: np.ndarray[Any, Any] | None = None
         if np.all(sent_ids[1:] > sent_ids[:-1]):  # the usual case: sent once, in id order
-            order = None
-            ids = sent_ids
-            sorter = np.arange(len(ids), dtype=np.intp)
+            ids, sorter = sent_ids, None
         else:
             _, first_sends = np.unique(sent_ids, return_index=True)
             order = np.sort(first_sends)  # one row per message, in sending order
             ids = sent_ids[order]
             sorter = np.argsort(ids, kind="stable")
+        del sent_ids
         n = len(ids)
 
-        def rows_of(column: array[int], kind: type[np.generic]) -> np.ndarray[Any, Any]:
-            values = np.frombuffer(column, kind)
+        def rows_of(name: str, kind: type[np.generic]) -> np.ndarray[Any, Any]:
+            values = _taken(self, name, kind, release)
             return values if order is None else values[order]
 
-        sent = rows_of(self._sent_times, np.int64)
-        topics = rows_of(self._sent_topics, np.int32)
-        producers = rows_of(self._sent_producers, np.int32)
-        acked_rows, acked_first = _first_events(ids, sorter, self._acked_ids)
-        acked = _at_rows(n, acked_rows, np.frombuffer(self._acked_times, np.int64)[acked_first])
-        partition = _at_rows(
-            n, acked_rows, np.frombuffer(self._acked_partitions, np.int64)[acked_first]
-        )
-        offsets = np.frombuffer(self._acked_offsets, np.int64)[acked_first]
-        offset = _at_rows(n, acked_rows[offsets >= 0], offsets[offsets >= 0])
-        ack_error = _at_rows(
-            n, acked_rows, np.frombuffer(self._acked_errors, np.int64)[acked_first]
-        )
-        del acked_rows, acked_first, offsets
+        sent = rows_of("_sent_times", np.int64)
+        topics = rows_of("_sent_topics", np.int32)
+        producers = rows_of("_sent_producers", np.int32)
         never = np.zeros(n, np.bool_)
-        columns: dict[str, pa.Array] = {
-            "message_id": _owned(ids),
-            "producer": self._producers.column(producers),
-            "topic": self._topics.column(topics),
-            "partition": _arrow(partition, pa.int32()),
-            "offset": _arrow(offset, pa.int64()),
-            "sent_us": _owned(sent),
-            "acked_us": _arrow(acked, pa.int64()),
-            "ack_error": _arrow(ack_error, pa.int16()),
-            "produce_latency_us": _arrow(_difference(acked, (sent, never)), pa.int64()),
-        }
-        del acked, ack_error
-        delivered, deliveries = self._delivered.first_times(ids, sorter)
+        # The acks first: the recorder's largest columns go before the first Arrow columns
+        # are built (the peak of a long run's build is its start).
+        columns: dict[str, pa.Array] = {}
+        first = _first_event_index(ids, sorter, _taken(self, "_acked_ids", np.int64, release))
+        acked = _gather(first, _taken(self, "_acked_times", np.int64, release))
+        columns["acked_us"] = _arrow(acked, pa.int64())
+        columns["produce_latency_us"] = _arrow(_difference(acked, (sent, never)), pa.int64())
+        del acked
+        ack_error = _gather(first, _taken(self, "_acked_errors", np.int64, release))
+        columns["ack_error"] = _arrow(ack_error, pa.int16())
+        del ack_error
+        partition = _gather(first, _taken(self, "_acked_partitions", np.int64, release))
+        columns["partition"] = _arrow(partition, pa.int32())
+        offsets = _gather(first, _taken(self, "_acked_offsets", np.int64, release))
+        offset = offsets[0], offsets[1] | (offsets[0] < 0)  # -1: a failed send has none
+        del first, offsets
+        columns["offset"] = _arrow(offset, pa.int64())
+        acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
+        acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
+        columns["acks"] = _owned(acks_of, pa.int8(), acks_of == 127)
+        del acks_of
+        columns["message_id"] = _owned(ids)
+        columns["producer"] = self._producers.column(producers)
+        columns["sent_us"] = _owned(sent)
+        del producers
+        copies, retained_out = self._log_audit(ids, sorter, sent, topics, partition, offset)
+        if release:
+            self._final_logs = {}
+        columns["topic"] = self._topics.column(topics)
+        del topics, partition, offset  # the audit was their last use
+        columns["log_copies"] = _arrow(copies, pa.int32())
+        columns["retained_out"] = _owned(retained_out[0], pa.bool_(), retained_out[1])
+        del copies, retained_out
+        delivered, deliveries = self._delivered.first_times(ids, sorter, release)
         columns["delivered_us"] = _arrow(delivered, pa.int64())
         columns["end_to_end_latency_us"] = _arrow(_difference(delivered, (sent, never)), pa.int64())
         columns["deliveries"] = _owned(deliveries, pa.int32())
         columns["duplicate"] = _owned(deliveries > 1)
         del delivered, deliveries
-        processed, _ = self._processed.first_times(ids, sorter)
-        committed, _ = self._committed.first_times(ids, sorter)
+        processed, _ = self._processed.first_times(ids, sorter, release)
         columns["processed_us"] = _arrow(processed, pa.int64())
+        committed, _ = self._committed.first_times(ids, sorter, release)
         columns["committed_us"] = _arrow(committed, pa.int64())
         columns["commit_latency_us"] = _arrow(_difference(committed, processed), pa.int64())
+        del processed
         columns["send_to_commit_latency_us"] = _arrow(
             _difference(committed, (sent, never)), pa.int64()
         )
-        del processed, committed
-        acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
-        acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
-        columns["acks"] = _owned(acks_of, pa.int8(), acks_of == 127)
-        copies, retained_out = self._log_audit(ids, sorter, sent, topics, partition, offset)
-        columns["log_copies"] = _arrow(copies, pa.int32())
-        columns["retained_out"] = _owned(retained_out[0], pa.bool_(), retained_out[1])
+        del committed
         return pa.Table.from_pydict(
             {field.name: columns[field.name] for field in MESSAGES_SCHEMA}, schema=MESSAGES_SCHEMA
         )
@@ -375,7 +402,7 @@ class MetricsRecorder:
     def _log_audit(
         self,
         ids: np.ndarray[Any, np.dtype[np.int64]],
-        sorter: np.ndarray[Any, np.dtype[np.intp]],
+        sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
         sent: np.ndarray[Any, np.dtype[np.int64]],
         topics: np.ndarray[Any, np.dtype[np.int32]],
         partition: Column,
@@ -504,25 +531,26 @@ class _RequestColumns:
         self.fetch_purgatory.append(-1 if fetch_purgatory is None else fetch_purgatory)
         self.errors.append(error)
 
-    def table(self) -> pa.Table:
-        sent = np.frombuffer(self.sent, np.int64)
-        completed = np.frombuffer(self.completed, np.int64)
-        produce = np.frombuffer(self.produce_purgatory, np.int64)
-        fetch = np.frombuffer(self.fetch_purgatory, np.int64)
+    def table(self, *, release: bool = False) -> pa.Table:
+        """The requests table; with ``release`` each column is emptied once converted."""
+        columns = {
+            "api": self.api_names.column(_taken(self, "apis", np.int32, release)),
+            "broker": _owned(_taken(self, "brokers", np.int32, release)),
+            "client": self.client_names.column(_taken(self, "clients", np.int32, release)),
+            "queue_time_us": _owned(_taken(self, "queue_times", np.int64, release)),
+            "error": _owned(_taken(self, "errors", np.int32, release), pa.int16()),
+        }
+        for name in ("produce_purgatory", "fetch_purgatory"):
+            times = _taken(self, name, np.int64, release)  # -1: never in it
+            columns[f"{name}_us"] = _owned(times, nulls=times < 0)
+            del times
+        sent = _taken(self, "sent", np.int64, release)
+        completed = _taken(self, "completed", np.int64, release)
+        columns["sent_us"], columns["completed_us"] = _owned(sent), _owned(completed)
+        columns["round_trip_us"] = _owned(completed - sent)
+        del sent, completed
         return pa.Table.from_pydict(
-            {
-                "api": self.api_names.column(np.frombuffer(self.apis, np.int32)),
-                "broker": _owned(np.frombuffer(self.brokers, np.int32)),
-                "client": self.client_names.column(np.frombuffer(self.clients, np.int32)),
-                "sent_us": _owned(sent),
-                "completed_us": _owned(completed),
-                "round_trip_us": _owned(completed - sent),
-                "queue_time_us": _owned(np.frombuffer(self.queue_times, np.int64)),
-                "produce_purgatory_us": _owned(produce, nulls=produce < 0),
-                "fetch_purgatory_us": _owned(fetch, nulls=fetch < 0),
-                "error": _owned(np.frombuffer(self.errors, np.int32), pa.int16()),
-            },
-            schema=REQUESTS_SCHEMA,
+            {field.name: columns[field.name] for field in REQUESTS_SCHEMA}, schema=REQUESTS_SCHEMA
         )
 
 
@@ -545,15 +573,19 @@ class _EventColumns:
         self.times.extend(array("q", (t,)) * len(message_ids))
 
     def first_times(
-        self, ids: np.ndarray[Any, np.dtype[np.int64]], sorter: np.ndarray[Any, np.dtype[np.intp]]
+        self,
+        ids: np.ndarray[Any, np.dtype[np.int64]],
+        sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
+        release: bool = False,
     ) -> tuple[Column, np.ndarray[Any, np.dtype[np.int64]]]:
-        """Per row of ``ids`` (see :func:`_first_events`): the time of its first event (in
-        the order recorded; null without one) and how many events it had."""
-        known, rows = _event_rows(ids, sorter, np.frombuffer(self.ids, np.int64))
-        unique_rows, first = np.unique(rows, return_index=True)
-        times = np.frombuffer(self.times, np.int64)[known[first]]
-        counts = np.bincount(rows, minlength=len(ids))
-        return _at_rows(len(ids), unique_rows, times), counts
+        """Per row of ``ids`` (see :func:`_event_rows`): the time of its first event (in
+        the order recorded; null without one) and how many events it had. With ``release``
+        the columns are emptied (their memory goes as soon as this returns)."""
+        event_ids = _taken(self, "ids", np.int64, release)
+        times = _taken(self, "times", np.int64, release)
+        counts = np.zeros(len(ids), np.int64)
+        first = _first_event_index(ids, sorter, event_ids, counts)
+        return _gather(first, times), counts
 
     def add_columns(self, message_ids: Sequence[int], times: Sequence[int]) -> None:
         """``message_ids[i]`` at ``times[i]``."""
@@ -563,45 +595,68 @@ class _EventColumns:
         self.times.extend(times)
 
 
+def _taken(owner: object, name: str, kind: type[np.generic], release: bool) -> np.ndarray[Any, Any]:
+    """``owner``'s ``array`` attribute ``name`` as a numpy view; with ``release`` the owner
+    gets an empty array instead (the memory goes when the view does)."""
+    column: array[Any] = getattr(owner, name)
+    if release:
+        setattr(owner, name, array(column.typecode))
+    return np.frombuffer(column, kind)
+
+
 Column = tuple["np.ndarray[Any, np.dtype[np.int64]]", "np.ndarray[Any, np.dtype[np.bool_]]"]
 """A nullable integer column: (values, null mask)."""
 
 
 def _event_rows(
     ids: np.ndarray[Any, np.dtype[np.int64]],
-    sorter: np.ndarray[Any, np.dtype[np.intp]],
+    sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
     events: np.ndarray[Any, np.dtype[np.int64]],
 ) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
     """The events (message ids) of ``events`` whose message has a row in ``ids`` (``sorter``
-    sorts ``ids``): their indices, in recorded order, and their rows."""
+    sorts ``ids``; None when they are sorted): their indices, in recorded order, and their
+    rows."""
     if len(ids) == 0 or len(events) == 0:
         empty = np.zeros(0, np.intp)
         return empty, empty
-    rows = sorter[np.searchsorted(ids, events, sorter=sorter).clip(max=len(ids) - 1)]
+    found = np.searchsorted(ids, events, sorter=sorter).clip(max=len(ids) - 1)
+    rows = found if sorter is None else sorter[found]
     known = np.flatnonzero(ids[rows] == events)
     return known, rows[known]
 
 
-def _first_events(
+_SLICE = 1 << 16
+"""Events matched to their messages at once when the messages table is built."""
+
+
+def _first_event_index(
     ids: np.ndarray[Any, np.dtype[np.int64]],
-    sorter: np.ndarray[Any, np.dtype[np.intp]],
-    event_ids: array[int],
-) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.intp]]]:
-    """Each row of ``ids`` that has an event in ``event_ids`` once, and the index of its
-    first event."""
-    known, rows = _event_rows(ids, sorter, np.frombuffer(event_ids, np.int64))
-    unique_rows, first = np.unique(rows, return_index=True)
-    return unique_rows, known[first]
+    sorter: np.ndarray[Any, np.dtype[np.intp]] | None,
+    events: np.ndarray[Any, np.dtype[np.int64]],
+    counts: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+) -> np.ndarray[Any, np.dtype[np.intp]]:
+    """Per row of ``ids``, the index in ``events`` (message ids, in recorded order) of its
+    first event, -1 without one; with ``counts``, each row's number of events is added to it.
+    Works through ``events`` in slices of :data:`_SLICE`, so that its temporaries do not
+    grow with the run."""
+    first = np.full(len(ids), -1, np.intp)
+    for start in range(0, len(events), _SLICE):
+        known, rows = _event_rows(ids, sorter, events[start : start + _SLICE])
+        if counts is not None:
+            np.add.at(counts, rows, 1)
+        unique_rows, at = np.unique(rows, return_index=True)
+        fresh = first[unique_rows] < 0
+        first[unique_rows[fresh]] = start + known[at[fresh]]
+    return first
 
 
-def _at_rows(
-    n: int, rows: np.ndarray[Any, np.dtype[np.intp]], values: np.ndarray[Any, Any]
+def _gather(
+    first: np.ndarray[Any, np.dtype[np.intp]], values: np.ndarray[Any, np.dtype[np.int64]]
 ) -> Column:
-    """A column of ``n`` rows: ``values`` at ``rows``, null elsewhere."""
-    column = np.zeros(n, np.int64)
-    column[rows] = values
-    nulls = np.ones(n, np.bool_)
-    nulls[rows] = False
+    """Per row, ``values`` at its :func:`_first_event_index` entry; null where it is -1."""
+    nulls = first < 0
+    column = values[np.where(nulls, 0, first)] if len(values) else np.zeros(len(first), np.int64)
+    column[nulls] = 0
     return column, nulls
 
 

@@ -5,6 +5,7 @@ A run directory holds::
     messages.parquet    one row per message (see recorder.MESSAGES_SCHEMA)
     requests.parquet    one row per request (REQUESTS_SCHEMA)
     timeseries.parquet  sampled metrics in long format (TIMESERIES_SCHEMA)
+    proxy.parquet       with a consume proxy: one row per record of its topic (PROXY_SCHEMA)
     summary.json        counts and latency percentiles (see summary.py)
     *.png               plots (see plots.py)
 
@@ -32,7 +33,10 @@ from sim.output.summary import format_summary
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PARQUET_OPTIONS", "FaultWindow", "RunResult"]
+__all__ = ["PARQUET_OPTIONS", "PROXY_TABLE", "FaultWindow", "RunResult"]
+
+PROXY_TABLE = "proxy"
+"""The name of the consume proxy's table (``proxy.parquet``, a sweep's ``records/proxy``)."""
 
 _log = logging.getLogger(__name__)
 
@@ -67,7 +71,8 @@ class RunResult:
 
     ``wall_seconds`` is how long the run took on the host; it is never written to the run
     directory (it would break byte-identical output). ``faults`` are the scenario's faults,
-    shaded in the plots.
+    shaded in the plots. ``proxy`` is the consume proxy's table
+    (:mod:`sim.output.proxy_recorder`), None in a run without one.
     """
 
     messages: pa.Table
@@ -76,6 +81,7 @@ class RunResult:
     summary: dict[str, Any]
     wall_seconds: float = attrs.field(default=0.0, eq=False)
     faults: tuple[FaultWindow, ...] = ()
+    proxy: pa.Table | None = None
 
     def write(self, directory: str | Path, *, plots: bool = True) -> list[Path]:
         """Write the run directory (created if needed); return the files written."""
@@ -86,6 +92,7 @@ class RunResult:
             ("messages", self.messages),
             ("requests", self.requests),
             ("timeseries", self.timeseries),
+            *([(PROXY_TABLE, self.proxy)] if self.proxy is not None else []),
         ):
             path = out / f"{name}.parquet"
             pq.write_table(table, path, **PARQUET_OPTIONS)
@@ -128,6 +135,12 @@ class RunResult:
         from sim.output.frames import to_frame
 
         return to_frame(self.timeseries)
+
+    def proxy_df(self) -> pd.DataFrame | None:
+        """``proxy`` as a DataFrame (dtypes: :mod:`sim.output.frames`), None without it."""
+        from sim.output.frames import to_frame
+
+        return None if self.proxy is None else to_frame(self.proxy)
 
     def latency_df(self) -> pd.DataFrame:
         """The summary's latency statistics, one row per latency (``produce``, ``end_to_end``,

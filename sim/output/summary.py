@@ -27,7 +27,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sim.output.health import empty_latency_warnings, fell_behind_warnings
+from sim.output.health import (
+    arrival_rates,
+    empty_latency_warnings,
+    fell_behind_warnings,
+    loss_warnings,
+)
+from sim.output.latency import PERCENTILES, column_values, latency_stats
+from sim.output.proxy_summary import proxy_latency_rows, proxy_lines, proxy_section
 
 __all__ = [
     "LATENCIES",
@@ -41,14 +48,6 @@ __all__ = [
     "summarize",
     "text_table",
 ]
-
-PERCENTILES: tuple[tuple[str, int, int], ...] = (
-    ("p50", 50, 100),
-    ("p90", 90, 100),
-    ("p99", 99, 100),
-    ("p99.9", 999, 1000),
-)
-"""(name, numerator, denominator): exact fractions, so ranks have no rounding error."""
 
 LATENCIES: tuple[tuple[str, str], ...] = (
     ("produce", "produce_latency_us"),
@@ -80,29 +79,6 @@ LOSS_LEVELS: tuple[tuple[str, int], ...] = (("acks_all", -1), ("acks_1", 1), ("a
 """(``loss`` section key, the producer's ``acks``)."""
 
 
-def latency_stats(values_us: np.ndarray[Any, Any]) -> dict[str, float | int | None]:
-    """count, mean, nearest-rank percentiles and max of microsecond values, in ms."""
-    count = int(values_us.size)
-    stats: dict[str, float | int | None] = {"count": count}
-    if count == 0:
-        stats.update({"mean_ms": None, **{f"{p[0]}_ms": None for p in PERCENTILES}, "max_ms": None})
-        return stats
-    stats["mean_ms"] = round(float(values_us.mean()) / 1000, 3)
-    ordered = np.sort(values_us)
-    for name, numerator, denominator in PERCENTILES:
-        rank = -(-count * numerator // denominator)  # ceil(count * p), exactly
-        stats[f"{name}_ms"] = int(ordered[max(rank, 1) - 1]) / 1000
-    stats["max_ms"] = int(ordered[-1]) / 1000
-    return stats
-
-
-def _column(table: pa.Table, name: str, mask: pa.ChunkedArray | None) -> np.ndarray[Any, Any]:
-    column = table.column(name)
-    if mask is not None:
-        column = column.filter(mask)
-    return np.asarray(column.drop_null().to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
 def _count(table: pa.Table, name: str) -> int:
     return int(table.num_rows - table.column(name).null_count)
 
@@ -116,12 +92,16 @@ def summarize(
     warmup_us: int,
     duration_us: int,
     warnings: Sequence[str] = (),
+    proxy: pa.Table | None = None,
 ) -> dict[str, Any]:
-    """The summary dict of a run; ``run`` (seed, duration...) is copied in as is.
+    """The summary dict of a run; ``run`` (seed, duration...) is copied in as is. With the
+    ``proxy`` table of a run with a consume proxy, a ``proxy`` section follows ``latency``
+    (:mod:`sim.output.proxy_summary`).
 
     Its ``warnings`` list holds ``warnings`` (e.g. the world's, about faults), then those
-    :mod:`sim.output.health` finds in the tables and the time-series ``samples``: empty
-    latency statistics and why, consumers and producers that fell behind.
+    :mod:`sim.output.health` finds in the tables and the time-series ``samples``: lost
+    acknowledged messages, empty latency statistics and why, consumers and producers that fell
+    behind.
     """
     after_warmup = pc.greater_equal(messages.column("sent_us"), warmup_us)
     acked_ok = pc.and_(pc.equal(messages.column("ack_error"), 0), after_warmup)
@@ -139,10 +119,12 @@ def summarize(
     latency: dict[str, Any] = {}
     for name, column in LATENCIES:
         mask = acked_ok if name == "produce" else after_warmup
-        latency[name] = latency_stats(_column(messages, column, mask))
+        latency[name] = latency_stats(column_values(messages, column, mask))
     summary["unfinished"] = _unfinished(messages, after_warmup)
     summary["loss"] = _loss(messages)
     summary["latency"] = latency
+    if proxy is not None:
+        summary["proxy"] = proxy_section(proxy, warmup_us)
     per_api: dict[str, Any] = {}
     recent = pc.greater_equal(requests.column("sent_us"), warmup_us)
     for api in sorted(pc.unique(requests.column("api")).to_pylist()):
@@ -150,16 +132,19 @@ def summarize(
         errors = pc.sum(pc.and_(mask, pc.not_equal(requests.column("error"), 0))).as_py() or 0
         per_api[api] = {
             "errors": errors,
-            "round_trip": latency_stats(_column(requests, "round_trip_us", mask)),
-            "queue_time": latency_stats(_column(requests, "queue_time_us", mask)),
-            "produce_purgatory": latency_stats(_column(requests, "produce_purgatory_us", mask)),
-            "fetch_purgatory": latency_stats(_column(requests, "fetch_purgatory_us", mask)),
+            **{
+                name: latency_stats(column_values(requests, f"{name}_us", mask))
+                for name in ("round_trip", "queue_time", "produce_purgatory", "fetch_purgatory")
+            },
         }
     summary["requests"] = per_api
     summary["warnings"] = [
         *warnings,
+        *loss_warnings(summary["loss"]),
         *empty_latency_warnings(latency, summary["unfinished"]),
-        *fell_behind_warnings(samples, warmup_us, duration_us),
+        *fell_behind_warnings(
+            samples, warmup_us, duration_us, arrival_rates(messages, warmup_us, duration_us)
+        ),
     ]
     return summary
 
@@ -291,6 +276,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     rows = []
     for name, _ in LATENCIES:
         rows.append((_LABELS[name], summary["latency"][name]))
+    rows.extend(proxy_latency_rows(summary))
     for api, stats in summary["requests"].items():
         rows.append((f"{api} round trip", stats["round_trip"]))
         for purgatory in ("produce_purgatory", "fetch_purgatory"):
@@ -308,5 +294,6 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append(_unfinished_line(summary["unfinished"]))
     if summary.get("loss") is not None:
         lines.append(_loss_line(summary["loss"]))
+    lines.extend(proxy_lines(summary))
     lines.extend(f"warning: {warning}" for warning in summary["warnings"])
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from sim.scenario.files import (
     resolve_source,
     with_overrides,
 )
+from sim.scenario.proxy import ProxyReaders, ProxySection
 from sim.scenario.schema import (
     CONTROLLER_NODE,
     BrokerFailure,
@@ -43,6 +44,7 @@ from sim.scenario.schema import (
     check_scenario,
     consumer_ids,
     network_nodes,
+    proxy_ids,
     subscribes,
 )
 
@@ -63,6 +65,8 @@ __all__ = [
     "NetworkConfig",
     "Override",
     "ProducerSection",
+    "ProxyReaders",
+    "ProxySection",
     "Scenario",
     "ScenarioError",
     "SimulationConfig",
@@ -73,6 +77,7 @@ __all__ = [
     "consumer_ids",
     "load_scenario",
     "network_nodes",
+    "proxy_ids",
     "resolve_source",
     "subscribes",
     "with_overrides",

@@ -200,6 +200,13 @@ LIMITS: tuple[Limit, ...] = (
         lambda s: iter([] if s.burrow is None else [("burrow.num_workers", s.burrow.num_workers)]),
     ),
     Limit(
+        "consume-proxy readers",
+        10_000,
+        "each is a network node with its own connection to its server",
+        ("proxy.readers.count",),
+        lambda s: iter([] if s.proxy is None else [("proxy.readers.count", s.proxy.readers.count)]),
+    ),
+    Limit(
         "Burrow consumers",
         100,
         "each is a consumer, a worker pool and a group member with its own heartbeats",

@@ -27,6 +27,7 @@ from sim.core.network import LatencySpike, NetworkConfig, NodeKind, spike_links
 from sim.core.units import format_duration
 from sim.scenario.clients import BurrowSection, ConsumerSection, ProducerSection
 from sim.scenario.errors import ScenarioError
+from sim.scenario.proxy import ProxySection
 
 __all__ = [
     "CONTROLLER_NODE",
@@ -43,6 +44,7 @@ __all__ = [
     "check_scenario",
     "consumer_ids",
     "network_nodes",
+    "proxy_ids",
     "subscribes",
 ]
 
@@ -222,6 +224,9 @@ class Scenario:
     burrow: BurrowSection | None = attrs.field(
         default=None, metadata=doc("the Burrow consumer, if any")
     )
+    proxy: ProxySection | None = attrs.field(
+        default=None, metadata=doc("consume-proxy servers and their readers, if any")
+    )
     faults: list[Fault] = attrs.field(factory=list, metadata=doc("faults injected during the run"))
 
 
@@ -262,6 +267,8 @@ def check_scenario(scenario: Scenario) -> Scenario:
             _check_topic(f"consumers[{i}].topics[{j}]", name, topics)
     if scenario.burrow is not None:
         _check_topic("burrow.topic", scenario.burrow.topic, topics)
+    if scenario.proxy is not None:
+        _check_proxy(scenario, scenario.proxy, topics)
     _check_groups(scenario)
     _check_faults(scenario)
     return scenario
@@ -328,6 +335,38 @@ def _check_groups(scenario: Scenario) -> None:
             )
 
 
+def _check_proxy(scenario: Scenario, proxy: ProxySection, topics: set[str]) -> None:
+    """The proxy's topic exists and has a partition for each server; its group is its own."""
+    _check_topic("proxy.topic", proxy.topic, topics)
+    partitions = next(t.partitions for t in scenario.topics if t.name == proxy.topic)
+    if proxy.servers > partitions:
+        raise ScenarioError(
+            "proxy.servers",
+            f"must be <= the partitions of {proxy.topic!r} ({partitions}), got {proxy.servers}: "
+            "a server without a partition has nothing to serve",
+        )
+    consumers = [c.config for c in scenario.consumers]
+    if scenario.burrow is not None:
+        consumers.append(scenario.burrow.consumer)
+    if any(config.group_id == proxy.group_id for config in consumers):
+        raise ScenarioError(
+            "proxy.group_id",
+            f"group {proxy.group_id!r} is a consumer's group too: the proxy's commits and the "
+            "consumer's would overwrite each other (use another group_id)",
+        )
+
+
+def proxy_ids(scenario: Scenario) -> list[str]:
+    """Client ids of the consume proxy's servers (``proxy-<i>``) and readers (``reader-<i>``),
+    none without ``[proxy]``."""
+    proxy = scenario.proxy
+    if proxy is None:
+        return []
+    return [f"proxy-{i}" for i in range(proxy.servers)] + [
+        f"reader-{i}" for i in range(proxy.readers.count)
+    ]
+
+
 def consumer_ids(scenario: Scenario) -> list[str]:
     """Client ids of the scenario's consumers: ``consumer-<i>``, then, with ``[burrow]``,
     ``burrow`` and ``burrow-<i>`` for its other ``members``."""
@@ -338,14 +377,15 @@ def consumer_ids(scenario: Scenario) -> list[str]:
 
 
 def network_nodes(scenario: Scenario) -> dict[str, NodeKind]:
-    """The nodes of a run's network, name -> kind, in the order the world registers them:
-    the brokers, the controller, ``producer-<i>``, then :func:`consumer_ids`."""
+    """The nodes of a run's network, name -> kind: the brokers, the controller,
+    ``producer-<i>``, :func:`consumer_ids`, then :func:`proxy_ids`."""
     nodes: dict[str, NodeKind] = {
         broker_node_name(i): "broker" for i in range(scenario.cluster.brokers)
     }
     nodes[CONTROLLER_NODE] = "broker"
     clients = [f"producer-{i}" for i in range(len(scenario.producers))]
-    nodes.update((client, "client") for client in [*clients, *consumer_ids(scenario)])
+    clients += [*consumer_ids(scenario), *proxy_ids(scenario)]
+    nodes.update((client, "client") for client in clients)
     return nodes
 
 

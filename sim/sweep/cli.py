@@ -4,10 +4,10 @@
 and return the exit status: 0 on success; 1 when runs failed (the report lists them; running
 the same command again retries them and keeps the rest) or the sweep could not run (no Java,
 the Spark JVM killed); 2 for a bad study, runner name, argument or an output directory that
-cannot be written (all found before Spark starts); 130 when interrupted (Ctrl-C; a rerun
-resumes). Errors are printed as one line on stderr, never a traceback (py4j's own error log
-and pyspark's accumulator server are silenced); the progress bar also goes to stderr; results
-go to stdout.
+cannot be written or holds what the sweep would delete (all found before Spark starts); 130
+when interrupted (Ctrl-C; a rerun resumes). Errors are printed as one line on stderr, never a
+traceback (py4j's own error log and pyspark's accumulator server are silenced); the progress
+bar also goes to stderr; results go to stdout.
 """
 
 from __future__ import annotations
@@ -31,8 +31,14 @@ from pyspark.sql import SparkSession
 from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.sweep.analysis import analyse
-from sim.sweep.errors import JavaNotFoundError, RunnerError, StudyError, SweepError
-from sim.sweep.job import run_sweep
+from sim.sweep.errors import (
+    JavaNotFoundError,
+    OutputConflictError,
+    RunnerError,
+    StudyError,
+    SweepError,
+)
+from sim.sweep.job import check_sweep_output, run_sweep
 from sim.sweep.manifest import FailedRun
 from sim.sweep.report import SweepTimings, write_report
 from sim.sweep.runner import DEFAULT_RUNNER, load_runner
@@ -62,7 +68,7 @@ def guarded(prog: str, body: Callable[[], int]) -> int:
     """Run ``body``, turning the sweep's known failures into one line on stderr and a status."""
     try:
         return body()
-    except (StudyError, RunnerError, OutputDirError) as exc:
+    except (StudyError, RunnerError, OutputDirError, OutputConflictError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except (JavaNotFoundError, SweepError) as exc:
@@ -170,6 +176,7 @@ def sweep_main(argv: Sequence[str]) -> int:
         run_point = load_runner(args.runner)
         check_points(study)
         out_dir = prepare_output_dir(args.out or DEFAULT_OUT / study.name)
+        check_sweep_output(study, out_dir, runner_name=args.runner, resume=not args.fresh)
         owns_spark = SparkContext._active_spark_context is None
         started = time.perf_counter()
         spark = start_session(
@@ -191,6 +198,12 @@ def sweep_main(argv: Sequence[str]) -> int:
             _log.info("sweep job: %.2f s (simulations %.2f s summed over %d task slots)",
                       job_s, output.simulation_s, slots)  # fmt: skip
             manifest = output.manifest
+            if output.kept:
+                runs = len(manifest.points) * len(manifest.seeds)
+                print(
+                    f"resumed: {output.kept} of {runs} runs kept from an earlier attempt in "
+                    f"{out_dir}, {runs - output.kept} run now (--fresh runs them all again)"
+                )
             print(
                 f"records: {out_dir / 'records'} ("
                 + ", ".join(f"{t.name} {t.rows} rows" for t in manifest.tables.values())
@@ -210,8 +223,9 @@ def sweep_main(argv: Sequence[str]) -> int:
                 session_stop_s = time.perf_counter() - started
                 _log.info("Spark stopped in %.2f s", session_stop_s)
         timings = SweepTimings(
-            session_start_s, job_s, output.simulation_s, slots, analysis_s, session_stop_s
-        )
+            session_start_s, job_s, output.simulation_s, slots, analysis_s, session_stop_s,
+            kept_runs=output.kept,
+        )  # fmt: skip
         report = write_report(out_dir, summary, timings)
         print(
             f"fixed cost: {timings.fixed_s:.1f} s (Spark start-up and shutdown, job overhead, "

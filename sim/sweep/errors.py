@@ -19,3 +19,8 @@ class JavaNotFoundError(SweepError):
 
 class RunnerError(SweepError):
     """A run function is unavailable, could not be imported, or returned malformed tables."""
+
+
+class OutputConflictError(SweepError):
+    """The output directory holds something a sweep would delete: files that are not a
+    sweep's, or finished runs the study does not have (the message says what to do)."""

@@ -66,6 +66,7 @@ from sim.sweep.tables import (
 from sim.sweep.task_files import (
     PendingTask,
     TaskResult,
+    check_output_dir,
     clear_unfinished,
     read_task_file,
     task_key,
@@ -149,13 +150,14 @@ def execute_task(
 
 @attrs.frozen
 class SweepOutput:
-    """Where a sweep's files are, its manifest (failed runs included), and the wall time its
-    simulations took inside their tasks, summed (``simulation_s``; runs kept from an earlier
-    attempt count with their own time)."""
+    """Where a sweep's files are, its manifest (failed runs included), the wall time the
+    simulations this sweep ran took inside their tasks, summed (``simulation_s``), and how many
+    runs it kept from an earlier attempt instead of running them (``kept``)."""
 
     out_dir: Path
     manifest: Manifest
     simulation_s: float
+    kept: int = 0
 
 
 def run_sweep(
@@ -176,25 +178,24 @@ def run_sweep(
     again; without it every run starts afresh. ``time_limit_s`` (default: the study's) bounds
     each run's wall time. A run that fails is in the manifest's ``failed``, not in the records.
 
-    Raises :class:`RunnerError` if a table's schema differs between runs, and
-    :class:`SweepError` if the Spark JVM dies. A task failing outside its run (pyspark's
-    ``PythonException``, e.g. its outcome file cannot be written) or any other Spark failure
-    propagates. Either way the runs finished so far are kept for the next attempt.
+    Raises :class:`~sim.sweep.errors.OutputConflictError` before anything runs if ``out_dir``
+    holds what the sweep would delete (see :func:`check_sweep_output`), :class:`RunnerError` if
+    a table's schema differs between runs, and :class:`SweepError` if the Spark JVM dies. A
+    task failing outside its run (pyspark's ``PythonException``, e.g. its outcome file cannot
+    be written) or any other Spark failure propagates. Either way the runs finished so far are
+    kept for the next attempt.
     """
     started = time.perf_counter()
     limit = study.time_limit_s if time_limit_s is None else time_limit_s
-    tasks = expand_tasks(study)
     points = expand_points(study)
+    point_columns = _point_columns(study, points)
+    table = scenario_table(study.scenario_path)
+    pending = _pending(study, runner_name, table, point_columns)
+    check_output_dir(out_dir, pending, resume=resume)
     records = out_dir / RECORDS_DIR
     (out_dir / MANIFEST_NAME).unlink(missing_ok=True)
     if not resume:
         shutil.rmtree(records, ignore_errors=True)
-    point_columns = _point_columns(study, points)
-    table = scenario_table(study.scenario_path)
-    pending = [
-        PendingTask(t, task_key(runner_name, table, study.duration_s, point_columns[t.point_id], t))
-        for t in tasks
-    ]
     kept = {p.task.task_id: r for p in pending if (r := _finished(out_dir, p, resume)) is not None}
     clear_unfinished(out_dir, records, {(r.point_id, r.seed) for r in kept.values()})
     execute = functools.partial(
@@ -231,8 +232,37 @@ def run_sweep(
     (out_dir / SCENARIO_NAME).write_text(scenario_toml(resolved), encoding="utf-8")
     manifest.write(out_dir)
     return SweepOutput(
-        out_dir=out_dir, manifest=manifest, simulation_s=sum(r.wall_s for r in results)
+        out_dir=out_dir,
+        manifest=manifest,
+        simulation_s=sum(r.wall_s for r in results if r.task_id not in kept),
+        kept=len(kept),
     )
+
+
+def check_sweep_output(
+    study: Study, out_dir: Path, *, runner_name: str, resume: bool = True
+) -> None:
+    """Refuse ``out_dir`` before Spark starts if the sweep of ``study`` would delete what it
+    holds: files that are not a sweep's, or (with ``resume``) finished runs the study does not
+    have, with the same inputs (:func:`~sim.sweep.task_files.check_output_dir`). Raises
+    :class:`~sim.sweep.errors.OutputConflictError`."""
+    point_columns = _point_columns(study, expand_points(study))
+    table = scenario_table(study.scenario_path)
+    pending = _pending(study, runner_name, table, point_columns)
+    check_output_dir(out_dir, pending, resume=resume)
+
+
+def _pending(
+    study: Study,
+    runner_name: str,
+    table: Mapping[str, Any],
+    point_columns: Mapping[int, Sequence[tuple[pa.Field, Any]]],
+) -> list[PendingTask]:
+    """Every run of ``study`` with its key."""
+    return [
+        PendingTask(t, task_key(runner_name, table, study.duration_s, point_columns[t.point_id], t))
+        for t in expand_tasks(study)
+    ]
 
 
 def _finished(out_dir: Path, pending: PendingTask, resume: bool) -> TaskResult | None:

@@ -22,7 +22,12 @@ and is shifted sideways by a small fraction of the axis (:data:`DODGE`). The y a
 when the values span a factor of ten), so noise between seeds is not drawn as a canyon.
 Latency plots draw the study's ``[report] references`` as horizontal lines, and the line
 latency = x when ``x`` is a commit interval (a message waits up to one interval for its
-commit). Drawn on matplotlib's Agg canvas without pyplot: no display or global state needed.
+commit) or the consume proxy's lease (a record never acknowledged holds back its partition's
+commit for a lease). Drawn on matplotlib's Agg canvas without pyplot: no display or global
+state needed.
+
+A sweep whose runs have a consume proxy gets a second table per point, of the proxy's
+statistics (:data:`PROXY_TABLE_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -69,8 +74,24 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("commit_failures", "commit failures"),
     ("warnings", "warnings"),
 )
+PROXY_TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("proxy_redelivery_rate", "redelivery rate"),
+    ("proxy_duplicate_rate", "duplicate rate"),
+    ("proxy_expired_leases", "expired leases"),
+    ("proxy_cancels", "cancels"),
+    ("proxy_send_to_ack_p99_ms", "send-to-ack p99 ms"),
+    ("proxy_ack_to_commit_p50_ms", "ack-to-commit p50 ms"),
+    ("proxy_ack_to_commit_p99_ms", "ack-to-commit p99 ms"),
+    ("proxy_send_to_commit_p99_ms", "send-to-commit p99 ms"),
+    ("proxy_never_acknowledged", "never acknowledged"),
+    ("proxy_never_committed", "never committed"),
+)
+"""The consume proxy's columns of the report's second table (sweeps with a proxy)."""
 COMMIT_INTERVAL_SUFFIX = "commit_interval_ms"
 """An ``x`` knob whose name ends so is a commit interval in ms (see the module docstring)."""
+LEASE_SUFFIX = "lease_duration_ms"
+"""An ``x`` knob whose name ends so is the consume proxy's lease (its ack timeout) in ms: a
+record that is never acknowledged holds back its partition's commit for a whole lease."""
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _LINESTYLES = ("-", "--", "-.", ":")
 _PNG_OPTIONS: dict[str, Any] = {"format": "png", "dpi": 100, "metadata": {"Software": None}}
@@ -82,7 +103,8 @@ class SweepTimings:
 
     ``session_start_s`` starts Spark (the JVM launch included); ``job_s`` is the sweep job,
     of which the simulations took ``simulation_s`` summed over the tasks on ``slots`` parallel
-    task slots; ``analysis_s`` the analysis; ``session_stop_s`` stops Spark.
+    task slots; ``analysis_s`` the analysis; ``session_stop_s`` stops Spark. ``kept_runs``
+    runs finished in an earlier attempt were kept, not run (their time is in no figure).
     """
 
     session_start_s: float | None
@@ -91,6 +113,7 @@ class SweepTimings:
     slots: int
     analysis_s: float | None
     session_stop_s: float | None
+    kept_runs: int = 0
 
     @property
     def job_overhead_s(self) -> float:
@@ -176,7 +199,12 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def _with_ci(row: Mapping[str, Any], metric: str) -> str:
-    digits = 1 if metric in COUNTS else 3
+    if metric.endswith("_rate"):
+        digits = 4
+    elif metric in COUNTS or (metric.startswith("proxy_") and not metric.endswith("_ms")):
+        digits = 1
+    else:
+        digits = 3
     mean, ci = row.get(metric), row.get(f"{metric}_ci95")
     if mean is None:
         return "-"
@@ -253,6 +281,29 @@ def _blocks(
             ],
         )
     )
+    if rows and PROXY_TABLE_COLUMNS[0][0] in rows[0]:
+        blocks += [
+            _Heading(2, "Consume proxy per point"),
+            _Paragraph(
+                "Over the records of the proxy's topic sent after the warmup: the redelivery "
+                "rate is the deliveries beyond each record's first per record delivered; the "
+                "duplicate rate the completions beyond the first (the record processed to "
+                "completion by another reader again) per record completed; send-to-ack runs "
+                "from sent to the proxy accepting the acknowledgement, ack-to-commit from "
+                "there to the answer of the OffsetCommit that passed the record."
+            ),
+            _table(
+                ["point", *knob_heads, *(head for _, head in PROXY_TABLE_COLUMNS)],
+                [
+                    [
+                        str(row["point_id"]),
+                        *(_fmt(row[c]) for c in knob_heads),
+                        *(_with_ci(row, metric) for metric, _ in PROXY_TABLE_COLUMNS),
+                    ]
+                    for row in rows
+                ],
+            ),
+        ]
     blocks += [_Heading(2, "Warnings"), *_warning_blocks(manifest, warnings)]
     if manifest.failed:
         blocks += [
@@ -288,7 +339,8 @@ def _blocks(
                 "committed; messages acknowledged but lost per acks level, duplicated in and "
                 "deleted by retention from the final leader logs; warnings), each with its "
                 "`_ci95` half-width",
-                "`per_seed.csv`, `per_seed.parquet`: the same statistics per run",
+                "`per_seed.csv`, `per_seed.parquet`: the same statistics per run (with a "
+                "consume proxy, its statistics too: `proxy_*`)",
                 f"`records/<table>/point_id=<id>/`: the runs' records as Parquet ({tables})",
                 "`runs.csv`: wall time (and error, if any) of every simulation; `sweep.json`: "
                 "the sweep's manifest; `tasks/`: each run's outcome, which a rerun resumes from",
@@ -309,6 +361,11 @@ def _timings_line(timings: SweepTimings) -> str:
         f"job beyond its simulations {timings.job_overhead_s:.1f} s (job {timings.job_s:.1f} s, "
         f"simulations {timings.simulation_s:.1f} s summed over {timings.slots} task slots), "
         f"analysis {seconds(timings.analysis_s)}, Spark shutdown {seconds(timings.session_stop_s)}"
+        + (
+            f"; {timings.kept_runs} runs kept from an earlier attempt, not run again"
+            if timings.kept_runs
+            else ""
+        )
     )
 
 
@@ -492,7 +549,9 @@ def _plot(
     log_x = numeric and _spans_decade([float(v) for v in x.values])
     values = [float(r[metric]) for r in rows if r[metric] is not None]
     log_y = _spans_decade(values)
-    diagonal = metric.endswith("_ms") and numeric and x.name.endswith(COMMIT_INTERVAL_SUFFIX)
+    diagonals = ((COMMIT_INTERVAL_SUFFIX, "commit interval"), (LEASE_SUFFIX, "lease"))
+    diagonal_label = next((text for end, text in diagonals if x.name.endswith(end)), None)
+    diagonal = metric.endswith("_ms") and numeric and diagonal_label is not None
     series_values: list[KnobValue | None] = list(series.values) if series else [None]
     for index, combo in enumerate(combos):
         axes = figure.add_subplot(nrows, ncols, index + 1)
@@ -520,7 +579,7 @@ def _plot(
             )
         if diagonal:
             xs = list(positions.values())
-            axes.plot(xs, xs, color="grey", linestyle=":", linewidth=1, label="commit interval")
+            axes.plot(xs, xs, color="grey", linestyle=":", linewidth=1, label=diagonal_label)
         if log_x:
             axes.set_xscale("log")
         if log_y:

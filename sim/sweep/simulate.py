@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from sim.output import RunResult
+from sim.output.result import PROXY_TABLE
 from sim.runner import WorldBuilder, build_cluster, run_scenario
 from sim.scenario import Scenario, ScenarioError, with_overrides
 from sim.scenario.convert import build
@@ -51,19 +52,26 @@ def check_points(study: Study) -> None:
     """Build every point's scenario on the driver, before any Spark task starts.
 
     Raises :class:`StudyError` naming the study, the point and the scenario field when the
-    scenario file or an override is bad.
+    scenario file or an override is bad, and naming the statistic when ``[report] metrics``
+    asks for the consume proxy's (``proxy_*``) of a point without ``[proxy]``.
     """
     try:
         table = scenario_table(study.scenario_path)
     except ScenarioError as exc:
         raise StudyError(f"{study.origin}: [study] scenario: {exc}") from None
+    proxy_metrics = [name for name in study.report_metrics if name.startswith("proxy_")]
     for point in expand_points(study):
         try:
-            point_scenario(table, point.overrides(study.fixed), study.duration_s)
+            scenario = point_scenario(table, point.overrides(study.fixed), study.duration_s)
         except ScenarioError as exc:
             raise StudyError(
                 f"{study.origin}: point {point.point_id} ({point.label()}): {exc}"
             ) from None
+        if proxy_metrics and scenario.proxy is None:
+            raise StudyError(
+                f"{study.origin}: [report] metrics: {proxy_metrics[0]!r} is a consume proxy's "
+                f"statistic, and point {point.point_id} ({point.label()}) has no [proxy] section"
+            )
 
 
 def flatten_summary(summary: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -80,11 +88,13 @@ def flatten_summary(summary: Mapping[str, Any], prefix: str = "") -> dict[str, A
 
 
 def result_tables(result: RunResult) -> dict[str, pa.Table]:
-    """The tables a sweep records for one run: messages, requests, timeseries, run_summary."""
+    """The tables a sweep records for one run: messages, requests, timeseries, run_summary,
+    and with a consume proxy its ``proxy`` table."""
     return {
         "messages": result.messages,
         "requests": result.requests,
         "timeseries": result.timeseries,
+        **({PROXY_TABLE: result.proxy} if result.proxy is not None else {}),
         "run_summary": pa.Table.from_pylist([flatten_summary(result.summary)]),
     }
 

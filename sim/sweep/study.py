@@ -473,7 +473,7 @@ def _report_metrics(report: Mapping[str, Any], origin: str) -> tuple[str, ...]:
             f"{origin}: [report] metrics must be a non-empty list of statistic names, "
             f"got {_describe(names)}"
         )
-    known = metrics()
+    known = metrics(proxy=True)
     for name in names:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)

@@ -11,8 +11,11 @@ Each file carries the task's *key* (:func:`task_key`): a SHA-256 of everything i
 depends on (the run function's name, the scenario table, the point's overrides, the seed,
 the duration, the knob columns). A rerun into the same directory keeps the runs whose file
 holds no error and the same key, and :func:`clear_unfinished` deletes the files of every
-other run (failed, interrupted, or from an older version of the study) before running them
-again. When the sweep ends, the records of failed runs are deleted and their outcome files
+other run (failed or interrupted) before running them again. Finished runs are never deleted
+behind the user's back: :func:`check_output_dir` refuses, before anything runs, a directory
+holding finished runs that the study does not have (another study's, or this one's before it
+changed) unless the sweep starts afresh, and any non-empty directory that is not a sweep's
+output. When the sweep ends, the records of failed runs are deleted and their outcome files
 (with the error) kept.
 """
 
@@ -31,6 +34,7 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
+from sim.sweep.errors import OutputConflictError
 from sim.sweep.grid import Task
 
 TASKS_DIR = "tasks"
@@ -150,3 +154,44 @@ def clear_unfinished(
         point = _POINT_DIR.fullmatch(path.parent.name)
         if seed is None or point is None or (int(point[1]), int(seed[1])) not in keep:
             path.unlink()
+
+
+def check_output_dir(out_dir: Path, pending: Sequence[PendingTask], *, resume: bool) -> None:
+    """Refuse an output directory whose contents the sweep of ``pending`` would delete.
+
+    A directory that does not exist or is empty is fine. One that is not empty must be a
+    sweep's output (it has ``tasks/`` or ``sweep.json``): a sweep deletes files in
+    ``records/`` and ``tasks/`` and overwrites its reports. In a sweep's output, with
+    ``resume``, every finished run must be one of ``pending`` with the same key (it is kept);
+    a finished run of another point, seed or key would be deleted, so it is refused too.
+    Without ``resume`` the caller asked to replace everything. Raises
+    :class:`~sim.sweep.errors.OutputConflictError` (one line) otherwise.
+    """
+    if not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    if not (out_dir / TASKS_DIR).is_dir() and not (out_dir / "sweep.json").is_file():
+        raise OutputConflictError(
+            f"{out_dir}: not empty and not a sweep's output directory (it has no tasks/ nor "
+            "sweep.json); a sweep deletes and overwrites files in its output directory: "
+            "choose a new or empty one"
+        )
+    if not resume:
+        return
+    keys = {(p.task.point_id, p.task.seed): p.key for p in pending}
+    others = []
+    for path in sorted((out_dir / TASKS_DIR).glob("point-*-seed-*.json")):
+        match = re.fullmatch(r"point-(\d+)-seed-(\d+)\.json", path.name)
+        try:
+            document = json.loads(path.read_text("utf-8"))
+            finished, key = document["error"] is None, document["key"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # unreadable: not a result
+        if match is not None and finished and keys.get((int(match[1]), int(match[2]))) != key:
+            others.append(f"point {match[1]} seed {match[2]}")
+    if others:
+        named = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise OutputConflictError(
+            f"{out_dir}: holds {len(others)} finished runs this study does not have ({named}: "
+            "from another study, or from this one before it changed); run with --fresh to "
+            "replace them, or choose another --out"
+        )

@@ -13,10 +13,14 @@ and wires the real broker code into the simulator's time:
 * the brokers' clock, :class:`~sim.world.timers.EngineClock` (the engine's time in whole
   milliseconds), and :class:`~sim.world.timers.BrokerTimers`, their wake-ups at their
   purgatory / ISR-check / fetch back-off deadlines;
+* the consume proxy of a ``[proxy]`` section (:class:`~sim.proxy.ProxyDeployment`: its
+  servers run the real ``consume_proxy`` code over this cluster, its readers use them),
+  built before the transport goes live, and its state-log topic;
 * the clients of the scenario (:func:`~sim.world.clients.start_clients`), reporting to the
   run's recorder; probes of the brokers (:mod:`~sim.world.probes`: purgatory sizes, replica
   lag) and of the clients (:mod:`~sim.world.client_probes`: consumer-group lag, producer
-  backlog, the Burrow pool's queue, error counts); the faults, with a warning to the
+  backlog, the Burrow pool's queue, error counts) and of the proxy's servers
+  (:mod:`~sim.world.proxy_probes`); the faults, with a warning to the
   recorder for each fault that would change nothing (:func:`~sim.world.faults.fault_warnings`);
 * at the end of the run (``simulation.duration``), the Burrow pools report the work they
   finished and nobody observed yet (:meth:`~sim.clients.burrow.BurrowConsumer.flush`); once
@@ -36,12 +40,14 @@ from sim.clients import BurrowConsumer, MetricsAdapter
 from sim.core.engine import Simulator
 from sim.core.network import Network
 from sim.output import MetricsRecorder
+from sim.proxy import ProxyDeployment, proxy_topics
 from sim.scenario import CONTROLLER_NODE, Scenario
 from sim.world.client_probes import register_client_probes
 from sim.world.clients import ConsumerSlot, ProducerClient, start_clients
 from sim.world.faults import fault_warnings, schedule_faults
 from sim.world.final_logs import report_final_logs
 from sim.world.probes import register_probes
+from sim.world.proxy_probes import register_proxy_probes
 from sim.world.timers import BrokerTimers, EngineClock
 from sim.world.transport import SimTransport
 
@@ -76,6 +82,12 @@ class World:
         )
         self._create_topics(scenario)
         self.timers = BrokerTimers(sim, self.cluster)
+        # The proxy's servers assign their partitions while requests are answered at once.
+        self.proxy = (
+            None
+            if scenario.proxy is None
+            else ProxyDeployment(sim, self.network, self.cluster, scenario, recorder)
+        )
         self.transport.go_live(self.timers)
         self.timers.arm_all()
         register_probes(recorder, self.cluster, self.transport.pools)
@@ -85,6 +97,8 @@ class World:
             sim, self.network, self.transport, broker_ids, MetricsAdapter(recorder), scenario
         )
         register_client_probes(recorder, self.cluster, scenario, self.producers, self.consumers)
+        if self.proxy is not None and scenario.proxy is not None:
+            register_proxy_probes(recorder, self.cluster, self.proxy, scenario.proxy.group_id)
         for client, section in zip(self.producers, scenario.producers, strict=True):
             recorder.producer_acks(client.producer.client_id, section.config.acks)
         topics = [section.workload.topic for section in scenario.producers]
@@ -108,6 +122,7 @@ class World:
             (GROUP_METADATA_TOPIC_NAME, offsets.offsets_topic_num_partitions,
              min(offsets.offsets_topic_replication_factor, len(cluster.brokers))),
             *((t.name, t.partitions, t.replication_factor) for t in scenario.topics),
+            *proxy_topics(scenario),
         ]  # fmt: skip
         for broker_id in cluster.brokers:
             cluster.pause_fetchers(broker_id)

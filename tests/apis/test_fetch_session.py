@@ -132,7 +132,7 @@ def test_the_cache_size_comes_from_the_broker_config() -> None:
 def test_a_cached_partition_reports_news() -> None:
     broker = SingleBroker()
     data = fetch(broker, full(epoch=-1)).responses[T0]
-    cached = CachedPartition(PartitionFetchInfo(0, 1000))
+    cached = CachedPartition()
     assert cached.maybe_update_response_data(data, incremental=True)  # first sight: news
     assert not cached.maybe_update_response_data(data, incremental=True)
     assert cached.maybe_update_response_data(data, incremental=False)  # full: always

@@ -27,6 +27,8 @@ from apis import (
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    OffsetForLeaderEpochPartition,
+    OffsetForLeaderEpochRequest,
     PartitionFetchInfo,
     ProduceRequest,
     ProduceResponse,
@@ -81,6 +83,7 @@ def test_exception_after_responding_sends_no_second_response(
         _acks: int,
         entries: dict[TopicPartition, object],
         callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+        **_options: object,
     ) -> None:
         callback({tp: PartitionResponse(Errors.NONE, 0) for tp in entries})
         raise RuntimeError("after the fact")
@@ -269,6 +272,9 @@ SAMPLES: dict[ApiKeys, RequestBody] = {
     ApiKeys.HEARTBEAT: HeartbeatRequest("g", 1, "m"),
     ApiKeys.LEAVE_GROUP: LeaveGroupRequest("g", ["m"]),
     ApiKeys.SYNC_GROUP: SyncGroupRequest("g", 1, "m", {"m": b""}),
+    ApiKeys.OFFSET_FOR_LEADER_EPOCH: OffsetForLeaderEpochRequest(
+        {T0: OffsetForLeaderEpochPartition(0)}
+    ),
 }
 MALFORMED = [
     pytest.param(key, field.name, wrong, id=f"{API_TABLE[key].name}.{field.name}={wrong!r}")

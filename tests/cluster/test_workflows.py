@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from apis import (
+    DEBUGGING_REPLICA_ID,
     Errors,
     FetchResponse,
     FindCoordinatorRequest,
@@ -14,6 +15,10 @@ from apis import (
     KafkaConfig,
     OffsetCommitResponse,
     OffsetFetchResponse,
+    OffsetForLeaderEpochPartition,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderEpochResult,
     ProduceResponse,
 )
 from cluster import Call, Client, Cluster
@@ -226,9 +231,7 @@ def test_offsets_survive_a_coordinator_move(move: str) -> None:
         cluster.stop_broker(old)
         new = cluster.coordinator(GROUP)
     assert cluster.coordinator(GROUP) == new != old
-    found = client.cluster.send(new, FindCoordinatorRequest(GROUP)).result(
-        FindCoordinatorResponse
-    )
+    found = client.cluster.send(new, FindCoordinatorRequest(GROUP)).result(FindCoordinatorResponse)
     assert found.coordinator is not None and found.coordinator.broker_id == new
     assert committed(client) == 42
     commit = client.commit(GROUP, {TP: 43})
@@ -237,3 +240,45 @@ def test_offsets_survive_a_coordinator_move(move: str) -> None:
     cluster.advance(cluster.config.broker.replica_fetch_wait_max_ms)
     assert commit.result(OffsetCommitResponse).errors == {TP: Errors.NONE}
     assert committed(client) == 43
+
+
+def test_offset_for_leader_epoch_says_where_an_epoch_ends_after_a_leader_change() -> None:
+    """KIP-320: a consumer that read epoch 0's records asks the new leader where epoch 0 ends
+    (the start of epoch 1) and where the current epoch ends (the log end offset)."""
+    cluster, client = make_cluster()
+    old = cluster.leader(TP)
+    client.produce(TP, [b"a", b"b"], acks=-1)
+    cluster.run_until_idle()
+    cluster.stop_broker(old)
+    new = cluster.leader(TP)
+    client.produce(TP, [b"c"], acks=-1)
+    cluster.run_until_idle()
+
+    def ask(
+        broker: int, epoch: int, current: int | None = None, replica_id: int = -1
+    ) -> OffsetForLeaderEpochResult:
+        request = OffsetForLeaderEpochRequest(
+            {TP: OffsetForLeaderEpochPartition(epoch, current)}, replica_id
+        )
+        call = cluster.send(broker, request)
+        cluster.run_until_idle()
+        return call.result(OffsetForLeaderEpochResponse).responses[TP]
+
+    assert ask(new, 0) == OffsetForLeaderEpochResult(Errors.NONE, 0, 2)
+    assert ask(new, 1, current=1) == OffsetForLeaderEpochResult(Errors.NONE, 1, 3)
+    assert ask(new, 7) == OffsetForLeaderEpochResult(Errors.NONE, -1, -1)  # newer than any
+    assert ask(new, 0, current=0).error is Errors.FENCED_LEADER_EPOCH
+    assert ask(new, 0, current=2).error is Errors.UNKNOWN_LEADER_EPOCH
+    follower = next(b for b in followers(cluster) if b not in (new, old))
+    assert ask(follower, 0).error is Errors.NOT_LEADER_OR_FOLLOWER
+    # Kafka's debugging replica id is answered by any replica
+    assert ask(follower, 0, replica_id=DEBUGGING_REPLICA_ID) == OffsetForLeaderEpochResult(
+        Errors.NONE, 0, 2
+    )
+    unknown = OffsetForLeaderEpochRequest(
+        {TopicPartition("nope", 0): OffsetForLeaderEpochPartition(0)}
+    )
+    call = cluster.send(new, unknown)
+    cluster.run_until_idle()
+    [result] = call.result(OffsetForLeaderEpochResponse).responses.values()
+    assert result.error is Errors.UNKNOWN_TOPIC_OR_PARTITION

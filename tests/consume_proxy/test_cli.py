@@ -18,6 +18,7 @@ _REQUIRED = ["serve", "--bootstrap", "127.0.0.1:1", "--topic", "t", "--group", "
         ([*_REQUIRED, "-X", "no-equals"], "-X must be NAME=VALUE"),
         ([*_REQUIRED, "--window", "1"], "--window must be >= 2"),
         ([*_REQUIRED, "--lease-ms", "0", "--port", "0"], "lease_duration must be an int >= 1"),
+        ([*_REQUIRED, "--max-record-locks", "0"], "max_record_locks must be an int >= 1"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(

@@ -25,13 +25,20 @@ def started(brokers: int = 1) -> tuple[Cluster, Client]:
     return cluster, Client(cluster)
 
 
-def feed(cluster: Cluster, client: Client) -> ClusterFeed:
-    proxy = ConsumeProxy(lease_duration=1_000, start=cluster.clock.now)
+def feed(cluster: Cluster, client: Client, writer: int = 1) -> ClusterFeed:
+    proxy = ConsumeProxy(lease_duration=1_000, writer=writer, start=cluster.clock.now)
     feed = ClusterFeed(proxy, client, GROUP, max_wait_ms=100)
     for tp in (P0, P1):
         feed.assign(tp)
-    feed.poll()  # an empty log: caught up at once
-    assert proxy.catching_up() == []
+    caught_up(feed)
+    return feed
+
+
+def caught_up(feed: ClusterFeed) -> None:
+    """Poll until the feed has read its claims back (a round trip through the log)."""
+    for _ in range(5):
+        feed.poll()
+    assert feed.proxy.catching_up() == []
     return feed
 
 
@@ -92,7 +99,7 @@ def test_a_new_proxy_resumes_from_the_committed_offsets() -> None:
     first.poll()
     assert committed(client)[P0] == 2
     # The server dies; a fresh one takes the partitions over from the group's commits.
-    second = feed(cluster, client)
+    second = feed(cluster, client, writer=2)
     second.poll()
     got: list[Record | None] = []
     second.proxy.read(0, got.append)
@@ -112,16 +119,20 @@ def test_the_state_log_is_produced_in_order_and_committed_with_the_data() -> Non
     f.proxy.read(0, got.append)
     f.proxy.acknowledge(P0, 1)
     f.poll()
-    assert [(e.position, e.kind, e.offset) for e in log_of(client, P0)] == [
-        (0, LogEntryKind.PENDING, 0),
-        (1, LogEntryKind.PENDING, 1),
-        (2, LogEntryKind.ACKNOWLEDGED, 1),
+    assert [(e.position, e.kind, e.offset, e.writer) for e in log_of(client, P0)] == [
+        (0, LogEntryKind.CLAIM, 0, 1),
+        (1, LogEntryKind.PENDING, 0, 1),
+        (2, LogEntryKind.PENDING, 1, 1),
+        (3, LogEntryKind.ACKNOWLEDGED, 1, 1),
     ]
-    # Offset 0 is pending: neither the data nor the log (its Pending entry, at 0) can move.
-    assert committed(client, P0, LOG0) == {P0: -1, LOG0: -1}
+    f.poll()  # the entries are read back
+    # Offset 0 is pending: the data cannot move, nor the log past its Pending entry (at 1).
+    assert committed(client, P0, LOG0) == {P0: -1, LOG0: 1}
     f.proxy.acknowledge(P0, 0)
-    f.poll()  # data committed to 2 and, in the same OffsetCommit, the log to its end
+    f.poll()  # data committed to 2 and, in the same OffsetCommit, the log to what was read
     assert committed(client, P0, LOG0) == {P0: 2, LOG0: 4}
+    f.poll()  # the Acknowledged entry of offset 0 read back: settled by the data commit
+    assert committed(client, P0, LOG0) == {P0: 2, LOG0: 5}
 
 
 def run(cluster: Cluster, feeds: list[ClusterFeed], ms: int, step: int = 10) -> None:
@@ -158,7 +169,8 @@ def test_a_server_taking_over_after_a_crash_loses_nothing_and_repeats_only_open_
     crash = cluster.clock.now
     del a  # a dies: nothing of it runs again
 
-    b = ClusterFeed(ConsumeProxy(lease_duration=1_000, start=crash), client, GROUP, max_wait_ms=50)
+    proxy = ConsumeProxy(lease_duration=1_000, writer=2, start=crash)
+    b = ClusterFeed(proxy, client, GROUP, max_wait_ms=50)
     for tp in (P0, P1):
         b.assign(tp)
     run(cluster, [b], 50)
@@ -178,3 +190,109 @@ def test_a_server_taking_over_after_a_crash_loses_nothing_and_repeats_only_open_
         (_, _, a_lease), (_, b_time, _) = deliveries[-2], deliveries[-1]  # cancelled one: the
         assert b_time >= a_lease or key == cancelled  # log commit passed its ended delivery
     assert len(again) == 12 - len(acked)
+
+
+def test_an_acknowledgement_sent_to_any_server_reaches_the_owner_through_the_log() -> None:
+    cluster, client = started()
+    owner = feed(cluster, client, writer=1)
+    other = ClusterFeed(ConsumeProxy(lease_duration=1_000, writer=2), client, GROUP)
+    client.produce(P0, [b"a"])
+    run(cluster, [owner], 20)
+    got: list[Record | None] = []
+    owner.proxy.read(0, got.append)
+    record = got[0]
+    assert record is not None
+    other.proxy.forward(LogEntryKind.ACKNOWLEDGE_REQUEST, P0, 0, record.delivery_count)
+    run(cluster, [owner, other], 40)  # produced by other, read and applied by owner
+    assert owner.proxy.counts.applied == 1 and other.proxy.counts.forwarded == 1
+    assert committed(client, P0) == {P0: 1}
+
+
+def test_a_partition_revoked_from_a_live_server_moves_with_its_leases() -> None:
+    cluster, client = started()
+    a = feed(cluster, client, writer=1)
+    client.produce(P0, [b"a", b"b"])
+    run(cluster, [a], 20)
+    held: list[Record | None] = []
+    a.proxy.read(0, held.append)
+    a.proxy.read(0, held.append)
+    first, second = held
+    assert first is not None and second is not None
+    a.proxy.acknowledge(P0, first.offset)
+    run(cluster, [a], 20)
+    a.revoke(P0)  # the group moves jobs-0: a commits and stops serving it
+    assert a.proxy.served == [P1]
+    b = ClusterFeed(
+        ConsumeProxy(lease_duration=1_000, writer=2, start=cluster.clock.now), client, GROUP
+    )
+    run(cluster, [a], 20)
+    assert b.assign(P0) == 1
+    run(cluster, [a, b], 40)
+    assert b.proxy.state(P0, 1) is RecordState.PENDING  # a's lease runs on at b
+    # a's reader acknowledges at a, which forwards it: b applies it.
+    a.proxy.forward(LogEntryKind.ACKNOWLEDGE_REQUEST, P0, 1, second.delivery_count)
+    run(cluster, [a, b], 40)
+    assert committed(client, P0) == {P0: 2}
+
+
+def test_a_previous_owner_still_alive_is_fenced_by_the_new_owners_claim() -> None:
+    cluster, client = started()
+    a = feed(cluster, client, writer=1)
+    client.produce(P0, [b"%d" % i for i in range(4)])
+    run(cluster, [a], 20)
+    # b is given jobs-0 while a has not been told (a session that a thinks is alive).
+    b = ClusterFeed(
+        ConsumeProxy(lease_duration=1_000, writer=2, start=cluster.clock.now), client, GROUP
+    )
+    b.assign(P0)
+    run(cluster, [b], 30)  # b claims jobs-0 and catches up
+    late: list[Record | None] = []
+    a.proxy.read(0, late.append)  # a hands out a record before it reads b's claim
+    (record,) = late
+    assert record is not None and record.partition == 0
+    run(cluster, [a, b], 40)
+    assert a.proxy.served == [P1] and a.proxy.counts.fenced == 1  # a stopped serving jobs-0
+    # b merged a's late hand-out: the record keeps a's lease and is not handed out again.
+    assert b.proxy.state(P0, record.offset) is RecordState.PENDING
+    assert b.proxy.partition(P0).lease_deadline(record.offset) == record.lease_deadline
+    others: list[Record | None] = []
+    for _ in range(4):
+        b.proxy.read(0, others.append)
+    assert record.offset not in [r.offset for r in others if r is not None]
+
+
+def test_archived_records_go_to_the_dead_letter_topic_before_the_commit_passes_them() -> None:
+    cluster, client = started()
+    cluster.create_topic("jobs.dead", 2, 1)
+    proxy = ConsumeProxy(lease_duration=1_000, delivery_count_limit=1, writer=1, start=500)
+    f = ClusterFeed(proxy, client, GROUP, max_wait_ms=100, dead_letter_topic="jobs.dead")
+    for tp in (P0, P1):
+        f.assign(tp)
+    caught_up(f)
+    client.produce(P1, [b"poison", b"fine"])
+    run(cluster, [f], 20)
+    got: list[Record | None] = []
+    proxy.read(0, got.append)
+    proxy.read(0, got.append)
+    proxy.reject(P1, 0)
+    proxy.acknowledge(P1, 1)
+    run(cluster, [f], 40)
+    dead = TopicPartition("jobs.dead", 1)
+    answer = client.fetch(dead, 0, max_wait_ms=0).result(FetchResponse).responses[dead]
+    (letter,) = [r for batch in answer.records for r in batch.records]
+    assert letter.value == b"poison"
+    assert dict(letter.headers)["consume_proxy.offset"] == b"0"
+    assert committed(client, P1) == {P1: 2}
+
+
+def test_a_proxy_without_a_writer_id_takes_one_from_its_client() -> None:
+    cluster, _ = started()
+    ids = []
+    for name in ("proxy-0", "proxy-1", "proxy-0"):
+        proxy = ConsumeProxy(lease_duration=1_000, start=cluster.clock.now)
+        ClusterFeed(proxy, Client(cluster, name), GROUP)
+        ids.append(proxy.writer)
+    assert ids[0] == ids[2] != ids[1] and all(ids)  # the same id in every run, distinct
+    given = ConsumeProxy(writer=7)
+    ClusterFeed(given, Client(cluster, "proxy-0"), GROUP)
+    assert given.writer == 7

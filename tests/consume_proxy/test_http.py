@@ -13,7 +13,7 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consume_proxy import ConsumeProxy, RecordState
+from consume_proxy import ConsumeProxy, RecordState, encode_entry
 from consume_proxy.http import MAX_READ_TIMEOUT_MS, Frontend
 from replica.types import TopicPartition
 from trio_http import Response
@@ -37,7 +37,8 @@ def setup(records: int = 3) -> tuple[ConsumeProxy, Frontend, Clock]:
     proxy.assign(B, 0)
     for offset in range(records):
         proxy.append(A, offset, b"k%d" % offset, b"v%d" % offset)
-    return proxy, Frontend(proxy, clock, high_watermark={A: 10}.get), clock
+    frontend = Frontend(proxy, clock, high_watermark={A: 10}.get, partitions={"jobs": 4}.get)
+    return proxy, frontend, clock
 
 
 def call(frontend: Frontend, method: str, target: str, body: object = None) -> Response:
@@ -136,12 +137,51 @@ def test_status_lists_partitions_pending_and_lag() -> None:
         "end_offset": 3,
         "high_watermark": 10,
         "lag": 10,
+        "catching_up": False,
         "available": 2,
         "pending": 1,
         "acknowledged": 0,
     }
     assert status["partitions"][1]["high_watermark"] is None
     assert status["partitions"][1]["lag"] is None
+    assert {k: status[k] for k in ("writer", "forwarded", "applied", "refused", "fenced")} == {
+        "writer": 0,
+        "forwarded": 0,
+        "applied": 0,
+        "refused": 0,
+        "fenced": 0,
+    }
+
+
+def test_requests_for_a_partition_served_elsewhere_are_forwarded_through_the_log() -> None:
+    proxy, frontend, _ = setup()
+    C = TopicPartition("jobs", 2)  # of the topic, served by another server
+    for route, kind in [("/acknowledge", "ACKNOWLEDGE"), ("/cancel", "CANCEL")]:
+        response = call(frontend, "POST", route, record_body(5, delivery=2, tp=C))
+        assert (response.status, json.loads(response.body)) == (202, {"forwarded": True})
+        (entry,) = proxy.poll_log()
+        assert (entry.kind.name, entry.tp, entry.offset, entry.delivery) == (
+            f"{kind}_REQUEST",
+            C,
+            5,
+            2,
+        )
+    assert call(frontend, "POST", "/renew", record_body(5, tp=C)).status == 404  # needs the owner
+    assert json.loads(call(frontend, "GET", "/status").body)["forwarded"] == 2
+
+
+def test_requests_for_a_partition_catching_up_are_forwarded_and_renew_waits() -> None:
+    proxy = ConsumeProxy(writer=3)
+    proxy.assign(A, 0, log_start=0, tail=True)
+    proxy.append(A, 0, None, b"x")
+    proxy.poll_log()  # its claim
+    frontend = Frontend(proxy, Clock(), partitions={"jobs": 1}.get)
+    assert call(frontend, "POST", "/acknowledge", record_body(0, delivery=1)).status == 202
+    assert [e.kind.name for e in proxy.poll_log()] == ["ACKNOWLEDGE_REQUEST"]
+    response = call(frontend, "POST", "/renew", record_body(0, delivery=1))
+    assert response.status == 503 and dict(response.headers) == {"Retry-After": "1"}
+    status = json.loads(call(frontend, "GET", "/status").body)
+    assert status["partitions"][0]["catching_up"] is True
 
 
 @pytest.mark.parametrize(
@@ -159,6 +199,8 @@ def test_status_lists_partitions_pending_and_lag() -> None:
         ("POST", "/status", None, 405, "POST is not allowed"),
         ("POST", "/nowhere", None, 404, "no such route"),
         ("POST", "/acknowledge", record_body(0, tp=TopicPartition("jobs", 7)), 404, "not served"),
+        ("POST", "/acknowledge", record_body(0, tp=TopicPartition("x", 2)), 404, "not served"),
+        ("POST", "/cancel", record_body(2**63, tp=TopicPartition("jobs", 2)), 400, "int64"),
         ("POST", "/acknowledge", record_body(9), 404, "has not been fetched"),
         ("POST", "/acknowledge", record_body(1), 409, "never handed out"),
         ("POST", "/acknowledge", record_body(0, delivery=2), 409, "delivery 2 ended"),
@@ -230,7 +272,9 @@ def test_any_request_gets_a_proper_answer(method: str, target: str, body: bytes)
         assert snapshot(proxy) == before
         return
     response = answered[0]
-    assert response.status in {200, 204, 400, 404, 405, 409}
+    assert response.status in {200, 202, 204, 400, 404, 405, 409}
+    for entry in proxy.poll_log():  # whatever went to the log can be produced
+        encode_entry(entry)
     if response.status >= 400:
         assert len(response.body.decode().splitlines()) == 1
         assert snapshot(proxy) == before

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from consume_proxy import ConsumeProxy, LogEntryKind, Record, RecordState, UnknownPartitionError
+from consume_proxy import (
+    ConsumeProxy,
+    InvalidProxyConfigError,
+    LogEntryKind,
+    Progress,
+    Record,
+    RecordState,
+    UnknownPartitionError,
+)
 from replica.types import TopicPartition
 
 A = TopicPartition("data", 0)
@@ -167,3 +175,55 @@ def test_count_by_state() -> None:
     p.read(0, lambda r: None)
     share = p.partition(A)
     assert (share.count(RecordState.AVAILABLE), share.count(RecordState.PENDING)) == (2, 1)
+
+
+def locked(limit: int, lease: int = 10) -> ConsumeProxy:
+    p = ConsumeProxy(lease_duration=lease, delivery_count_limit=1, max_record_locks=limit)
+    p.assign(A, 0)
+    for offset in range(5):
+        p.append(A, offset, None, b"x")
+    return p
+
+
+def test_a_partition_at_its_record_lock_bound_hands_out_nothing_until_one_finishes() -> None:
+    p = locked(2)
+    got: list[Record | None] = []
+    for _ in range(3):
+        p.read(100, got.append)
+    assert offsets(got) == [0, 1]  # the third read waits: two records are locked
+    assert p.partition(A).full and p.state(A, 2) is RecordState.AVAILABLE
+    p.acknowledge(A, 0)
+    assert offsets(got) == [0, 1, 2]  # a lock freed: the waiting read takes the next record
+    p.read(0, got.append)
+    assert got[-1] is None  # full again: a read that cannot wait gets nothing
+
+
+@pytest.mark.parametrize("end", ["reject", "expire", "cancel"])
+def test_every_end_of_a_delivery_frees_its_lock(end: str) -> None:
+    p = locked(1)  # the delivery-count limit is 1: a cancel or expiry archives
+    got: list[Record | None] = []
+    p.read(0, got.append)
+    p.read(100, got.append)
+    assert offsets(got) == [0]
+    if end == "expire":
+        p.advance(10)
+    else:
+        getattr(p, end)(A, 0)
+    assert offsets(got) == [0, 1] and p.state(A, 0) is RecordState.ARCHIVED
+
+
+def test_a_merge_that_ends_a_locked_delivery_frees_its_lock() -> None:
+    p = ConsumeProxy(lease_duration=10, max_record_locks=1)
+    p.assign(A, 0)
+    p.append(A, 0, None, b"x")
+    p.append(A, 1, None, b"y")
+    got: list[Record | None] = []
+    p.read(0, got.append)
+    p.read(100, got.append)
+    p.partition(A).merge(0, Progress(1, RecordState.ACKNOWLEDGED))  # another copy knew
+    assert offsets(got) == [0, 1]
+
+
+def test_max_record_locks_must_be_positive() -> None:
+    with pytest.raises(InvalidProxyConfigError):
+        ConsumeProxy(max_record_locks=0)

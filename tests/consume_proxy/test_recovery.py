@@ -1,7 +1,9 @@
 """A hypothesis state machine over two proxy servers sharing a durable world (the data
 partitions, the state log and the group's commits): random reads, acknowledgements, cancels,
-rejects, renewals, lease expiries, commits, and server crashes after which the other server
-takes the crashed server's partitions over by catching up from the log.
+rejects, renewals, lease expiries, commits, server crashes after which the other server
+takes the crashed server's partitions over by catching up from the log, and partitions moved
+while both servers are alive (the owner commits and stops serving it, as on a revocation; the
+other catches up and serves it; it may move back later).
 
 The driver writes ahead: a request's log entries are durable before the next step (as a
 server answering its client only once its entries are produced). Commits of the data and of
@@ -147,19 +149,33 @@ class RecoveryMachine(RuleBasedStateMachine):
     @rule()
     def commit(self) -> None:
         for proxy in self.servers.values():
-            for tp, position in proxy.commit().items():
-                for offset in range(self.data_commit[tp], position):
-                    assert (tp, offset) in self.acked or (tp, offset) in self.archived
-                self.data_commit[tp] = position
-            self._flush()
-            for tp, position in proxy.log.commit().items():
-                for entry in self.log[tp][self.log_commit[tp] : position]:
-                    key = (tp, entry.offset)
-                    if entry.kind is LogEntryKind.PENDING:
-                        assert self.holder.get(key, (0, 0))[0] != entry.delivery
-                    else:
-                        assert entry.offset < self.data_commit[tp]
-                self.log_commit[tp] = position
+            self._commit(proxy)
+
+    def _commit(self, proxy: ConsumeProxy) -> None:
+        """The commit rule of one server: the data positions, then the log's."""
+        for tp, position in proxy.commit().items():
+            for offset in range(self.data_commit[tp], position):
+                assert (tp, offset) in self.acked or (tp, offset) in self.archived
+            self.data_commit[tp] = position
+        self._flush()
+        for tp, position in proxy.log.commit().items():
+            for entry in self.log[tp][self.log_commit[tp] : position]:
+                key = (tp, entry.offset)
+                if entry.kind is LogEntryKind.PENDING:
+                    assert self.holder.get(key, (0, 0))[0] != entry.delivery
+                else:
+                    assert entry.offset < self.data_commit[tp]
+            self.log_commit[tp] = position
+
+    @rule(tp=st.sampled_from(PARTITIONS))
+    def move(self, tp: TopicPartition) -> None:
+        """The group moves ``tp`` to the other server while both are alive: its owner commits
+        what it may and stops serving it (a revocation); the other takes it over."""
+        old = self.owner[tp]
+        self._commit(self.servers[old])
+        self.servers[old].revoke(tp)
+        self._take_over(1 - old, tp)
+        self._flush()
 
     @rule(server=st.sampled_from(SERVERS))
     def crash(self, server: int) -> None:

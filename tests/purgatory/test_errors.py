@@ -27,6 +27,7 @@ from purgatory import (
     TimingWheel,
 )
 from purgatory.delayed_operation import DelayedOperation
+from purgatory.delayed_operation_purgatory import DEFAULT_GROUP_MIN_KEYS
 from purgatory.testing import ConditionOperation
 from tests.builds import bad_argument, compiled
 
@@ -429,15 +430,25 @@ class _KeyWhoseHashRaises:
         raise RuntimeError("this key cannot be hashed")
 
 
-@pytest.mark.parametrize("group_min_keys", [1, 2])
+@pytest.mark.parametrize("group_min_keys", [1, 2, 4, DEFAULT_GROUP_MIN_KEYS])
 def test_a_key_whose_hash_raises_leaves_nothing_half_watched(group_min_keys: int) -> None:
-    # The keys are all hashed before the operation is watched under any of them, so the
-    # error leaves the purgatory as it was (per-key lists and watch groups alike).
+    # Three keys: a watch group (group_min_keys 1, 2) hashes them all before watching under
+    # any; per-key lists (4, and the default) are undone up to the key that raised. Either
+    # way the purgatory is as it was, and the operation can be submitted again.
     purgatory: DelayedOperationPurgatory[ConditionOperation] = DelayedOperationPurgatory(
         "p", group_min_keys=group_min_keys
     )
     operation = ConditionOperation(100)
     with pytest.raises(RuntimeError, match="cannot be hashed"):
-        purgatory.try_complete_else_watch(operation, ["a", _KeyWhoseHashRaises(), "c"])
+        purgatory.try_complete_else_watch(operation, ["a", "a", _KeyWhoseHashRaises(), "c"])
     assert (purgatory.watched, purgatory.num_delayed) == (0, 0)
+    assert purgatory.watch_keys() == [] and purgatory.watchers("a") == []
     assert purgatory.check_and_complete("a") == 0 and purgatory.next_deadline() is None
+    assert purgatory.try_complete_else_watch(operation, ["a", "c"]) is False
+    assert (purgatory.watched, purgatory.num_delayed) == (2, 1)
+
+
+def test_watchers_refuses_an_unhashable_key() -> None:
+    purgatory: DelayedOperationPurgatory[ConditionOperation] = DelayedOperationPurgatory("p")
+    with pytest.raises(InvalidKeysError, match=r"key must be hashable, got \[1\]"):
+        purgatory.watchers([1])  # type: ignore[arg-type]

@@ -50,3 +50,20 @@ def test_errors_and_sessionless_brokers_make_the_next_fetch_full() -> None:
     handler.handle_error()  # no response at all
     assert handler.build(infos(a=0)).metadata == FetchMetadata(6, INITIAL_EPOCH)
     assert FetchMetadata(6, 2**31 - 1).next_incremental() == FetchMetadata(6, 1)
+
+
+def test_fetch_metadata_is_a_value() -> None:
+    assert FetchMetadata() == FetchMetadata(INVALID_SESSION_ID, -1) and FetchMetadata().is_full
+    assert FetchMetadata(3, 4) != FetchMetadata(3, 5) and FetchMetadata(3, 4) != (3, 4)
+    assert len({FetchMetadata(3, 4), FetchMetadata(3, 4)}) == 1
+    assert repr(FetchMetadata(3, 4)) == "FetchMetadata(session_id=3, epoch=4)"
+
+
+def test_an_unchanged_partition_is_not_sent_again_however_it_is_given() -> None:
+    handler = FetchSessionHandler()
+    same = infos(a=0, b=0)
+    handler.build(same)
+    handler.handle_response(7, Errors.NONE)
+    assert dict(handler.build(same).to_send) == {}  # the very same fetch data objects
+    handler.handle_response(7, Errors.NONE)
+    assert dict(handler.build(infos(a=0, b=1)).to_send) == infos(b=1)  # equal ones, and a move

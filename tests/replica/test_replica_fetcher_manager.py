@@ -33,6 +33,9 @@ class FakeBroker:
     partitions: Mapping[TopicPartition, Partition] = attrs.field(factory=dict)
     scheduler: TimingWheel = attrs.field(factory=TimingWheel)
 
+    def note_producer_state(self) -> None:
+        """Nothing: it hosts no log."""
+
 
 @pytest.fixture
 def manager() -> ReplicaFetcherManager:

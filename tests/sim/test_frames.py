@@ -92,6 +92,14 @@ def test_a_run_directory_reads_back_equal_to_the_result(tmp_path: Path) -> None:
     (tmp_path / "summary.json").unlink()
     with pytest.raises(FileNotFoundError, match=r"summary\.json"):
         load_run(tmp_path)
+    # The directory of `sim run --seeds` holds runs: the error names them.
+    (tmp_path / "replications.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "seed-1").mkdir()
+    (tmp_path / "seed-2").mkdir()
+    with pytest.raises(
+        FileNotFoundError, match=r"load one of its run directories \(seed-1, seed-2\)"
+    ):
+        load_run(tmp_path)
 
 
 def test_the_notebook_names_are_on_the_sim_package() -> None:

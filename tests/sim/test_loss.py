@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 from sim.clients.records import message_id_of
 from sim.core.engine import Simulator
 from sim.output import MetricsRecorder, RunResult
+from sim.output.health import loss_warnings
 from sim.output.summary import format_summary, loss_counts, summarize
 from sim.runner import build_cluster, run_scenario
 from sim.scenario import Scenario
@@ -75,6 +76,10 @@ def test_the_last_isr_replica_back_with_an_empty_disk_loses_acknowledged_message
     assert set(messages.column("message_id").filter(absent).to_pylist()) == lost
     assert loss_counts(result.summary)["lost_acked_acks_all"] == len(lost)
     assert f"acks=all {len(acked)} acked, {len(lost)} lost" in result.format_table()
+    assert (
+        f"warning: {len(lost)} of the {len(acked)} messages acknowledged with acks=all are "
+        "missing from the final leader logs (lost, not deleted by retention)"
+    ) in result.format_table()
 
 
 def test_acks_all_with_min_insync_2_loses_nothing_in_a_leader_failover() -> None:
@@ -89,6 +94,7 @@ def test_acks_all_with_min_insync_2_loses_nothing_in_a_leader_failover() -> None
         "duplicated": loss["acks_all"]["duplicated"],
     }  # fmt: skip
     assert loss["acks_1"]["sent"] == loss["acks_0"]["sent"] == 0
+    assert not [w for w in result.summary["warnings"] if "missing from the final" in w]
     # The check is real: every acknowledged message is in a leader's log, once per copy.
     in_logs = _leader_log_ids(world, "events")
     assert set(in_logs) == set(range(600))
@@ -133,6 +139,11 @@ def test_retention_is_not_loss_and_acks_0_is_counted_as_sent_but_absent() -> Non
         "checked against the final leader logs: acks=all 5 acked, 1 lost; acks=0 4 written, "
         "1 absent; 1 in the log twice or more, 3 deleted by retention"
     ) in format_summary(summary)
+    assert loss_warnings(summary["loss"]) == [
+        "1 of the 5 messages acknowledged with acks=all are missing from the final leader logs "
+        "(lost, not deleted by retention): messages.parquet has log_copies = 0 for them"
+    ]  # acks=0 promises nothing: its absent message is counted, not warned about
+    assert loss_warnings(None) == []
 
 
 def test_without_final_logs_there_is_no_loss_section() -> None:

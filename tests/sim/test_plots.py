@@ -8,9 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from matplotlib.figure import Figure
 
 from sim.output import RunResult
-from sim.output.plots import per_second, percentile_axis, percentile_curve, timeseries
+from sim.output.plots import (
+    commit_lag_figure,
+    increase_per_second,
+    latency_percentiles_figure,
+    per_second,
+    percentile_axis,
+    percentile_curve,
+    timeseries,
+    timeseries_figure,
+)
 from sim.output.recorder import TIMESERIES_SCHEMA
 from sim.output.result import FaultWindow
 from sim.runner import run_scenario
@@ -101,3 +111,54 @@ def test_a_run_writes_its_plots_with_its_fault_windows(tmp_path: Path) -> None:
     assert plots == ["commit_lag.png", "latency_percentiles.png", "timeseries.png"]
     for name in plots:
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+
+
+def _legend(figure: Figure) -> list[str]:
+    return figure.axes[0].get_legend_handles_labels()[1]
+
+
+def test_the_commit_plot_shows_send_to_commit_and_says_when_nothing_was_committed() -> None:
+    result = _broker_failure()
+    figure = commit_lag_figure(result.messages, result.summary["run"], result.faults)
+    assert _legend(figure) == [
+        "fault: broker failure (broker 1)", "send to commit: median", "send to commit: max",
+        "processing to commit: median", "processing to commit: max",
+    ]  # fmt: skip
+    assert not figure.axes[0].texts
+    uncommitted = result.messages.set_column(
+        result.messages.schema.get_field_index("committed_us"), "committed_us",
+        pa.nulls(result.messages.num_rows, pa.int64()),
+    )  # fmt: skip
+    for column in ("commit_latency_us", "send_to_commit_latency_us"):
+        index = uncommitted.schema.get_field_index(column)
+        uncommitted = uncommitted.set_column(index, column, pa.nulls(len(uncommitted), pa.int64()))
+    empty = commit_lag_figure(uncommitted, result.summary["run"], ())
+    assert _legend(empty) == []
+    [note] = empty.axes[0].texts
+    assert note.get_text().startswith("no message was committed in this run")
+    assert empty.axes[0].get_xlim() == (0.0, 3.0)
+
+
+def test_an_empty_latency_is_named_in_the_percentile_plot() -> None:
+    result = run_scenario(
+        small_scenario("simulation.duration=1s", "burrow.commit_interval_ms=5000")
+    )
+    figure = latency_percentiles_figure(result.messages, result.summary["run"])
+    labels = _legend(figure)
+    assert labels[2:] == ["commit (n=0)", "send-to-commit (n=0)"]
+    assert labels[0].startswith("produce (n=") and labels[0] != "produce (n=0)"
+
+
+def test_error_counts_are_drawn_per_second_with_room_above_the_lines() -> None:
+    # A running total of errors: 2 in second 0, none in second 1, 3 in second 2.
+    totals = {0: 1.0, 500_000: 2.0, 1_000_000: 2.0, 1_500_000: 2.0, 2_000_000: 4.0,
+              2_500_000: 5.0}  # fmt: skip
+    rows = [(t, "producer-0", "produce_errors", v) for t, v in totals.items()]
+    rows += [(t, "burrow", "pool_in_flight", 8.0) for t in totals]  # at its maximum throughout
+    figure, drawn = timeseries_figure(_samples(rows), RUN, [])
+    assert drawn == ["pool_in_flight", "produce_errors"]
+    pool, errors = figure.axes
+    assert [list(line.get_ydata()) for line in errors.lines] == [[2.0, 0.0, 3.0]]
+    assert errors.get_ylabel() == "produce_errors\nper second"
+    assert errors.get_ylim()[1] > 3.0 and pool.get_ylim()[1] > 8.0  # lines below the frame
+    np.testing.assert_array_equal(increase_per_second(np.array([2.0, 2.0, 5.0])), [2, 0, 3])

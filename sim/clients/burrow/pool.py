@@ -521,17 +521,11 @@ class BurrowConsumer:
 
     def _report_processed(self, schedule: BatchSchedule, entries: Sequence[int]) -> None:
         """Report the jobs at column ``entries`` (a range, or a list in job order) processed."""
-
-        def take(column: list[_T]) -> list[_T]:
-            if isinstance(entries, range):
-                return column[entries.start : entries.stop]
-            return [column[i] for i in entries]
-
         self.processed += len(entries)
         self._recorder.record(MessagesProcessed(
-            self.client_id, take(schedule.tps), take(schedule.offsets),
-            take(schedule.message_ids), take(schedule.submitted), take(schedule.started),
-            take(schedule.finished),
+            self.client_id, _take(schedule.tps, entries), _take(schedule.offsets, entries),
+            _take(schedule.message_ids, entries), _take(schedule.submitted, entries),
+            _take(schedule.started, entries), _take(schedule.finished, entries),
         ))  # fmt: skip
 
     # -- commit manager -------------------------------------------------------------------------
@@ -699,6 +693,13 @@ class BurrowConsumer:
                 action()
 
         return guarded
+
+
+def _take(column: list[_T], entries: Sequence[int]) -> list[_T]:
+    """The entries of ``column`` at ``entries`` (a range is a slice)."""
+    if isinstance(entries, range):
+        return column[entries.start : entries.stop]
+    return [column[i] for i in entries]
 
 
 def _schedulable(config: BurrowConfig) -> bool:

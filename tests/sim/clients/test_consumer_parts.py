@@ -1,4 +1,5 @@
-"""Contracts of two of the consumer's parts on their own: positions and request plumbing."""
+"""Contracts of the consumer's parts on their own: positions, request plumbing, the records
+handed over and the commit ledger."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from typing import Any
 
 from replica.types import TopicPartition
 from sim.clients.consumer_config import ConsumerConfig
+from sim.clients.consumer_fetcher import ConsumerRecords
 from sim.clients.consumer_positions import Positions
 from sim.clients.consumer_requests import ConsumerRequests
+from sim.clients.ledger import CommitLedger
 from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster
 
@@ -111,3 +114,40 @@ def test_one_metadata_refresh_at_a_time() -> None:
     requests.after_refresh(lambda: ran.append(("third", sim.now)))
     sim.run_until(2000 * MS)
     assert cluster.metadata_refreshes == 2
+
+
+def test_consumer_records_group_their_columns_by_partition() -> None:
+    records = ConsumerRecords()
+    assert len(records) == 0 and records.spans == []
+    records.add(T0, 5, [50, 51])
+    records.add(T0, 7, (52,))  # the same partition goes on: one span
+    records.add(T1, 0, [60])
+    assert records == ConsumerRecords([T0, T0, T0, T1], [5, 6, 7, 0], [50, 51, 52, 60])
+    assert records.spans == [(T0, 0, 3), (T1, 3, 4)]
+    later = ConsumerRecords()
+    later.add(T0, 8, [53])
+    records.extend(later)  # after T1: T0 has a second span
+    assert records.spans == [(T0, 0, 3), (T1, 3, 4), (T0, 4, 5)]
+    assert len(records) == 5 and records.offsets == [5, 6, 7, 0, 8]
+
+
+def test_consumer_records_from_columns_find_their_spans() -> None:
+    records = ConsumerRecords([T1, T0, T0, T1], [3, 1, 2, 4], [-1, 7, 8, 9])
+    assert records.spans == [(T1, 0, 1), (T0, 1, 3), (T1, 3, 4)]
+    assert records != ConsumerRecords([T1, T0, T0, T1], [3, 1, 2, 4], [-1, 7, 8, 10])
+    assert repr(ConsumerRecords([T0], [1], [2])) == (
+        "ConsumerRecords(tps=[TopicPartition(topic='t', partition=0)], offsets=[1], "
+        "message_ids=[2])"
+    )
+
+
+def test_the_ledger_hands_out_what_a_commit_covers_once() -> None:
+    ledger = CommitLedger()
+    ledger.delivered(T0, [3, 4], [30, 40])
+    ledger.delivered(T1, [0], [7])
+    ledger.delivered(T0, [5], [50])
+    assert ledger.committed(T0, 5) == ([3, 4], [30, 40])  # offsets below the position
+    assert ledger.committed(T0, 5) == ([], [])
+    assert ledger.committed(T0, 9) == ([5], [50])
+    ledger.clear()
+    assert ledger.committed(T1, 1) == ([], [])

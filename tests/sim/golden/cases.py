@@ -60,6 +60,15 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
         "broker-failure",
         _SHORT + _BURROW + _ISR + ("faults[0].at=1500ms", "faults[0].duration=1s"),
     ),
+    # The consume proxy: its servers, readers, state log and the proxy table (proxy.parquet);
+    # 300 jobs/s for 12 readers, and 200 ms leases so that some expire within the run.
+    "consume-proxy": (
+        "consume-proxy",
+        (
+            "simulation.duration=3s", "simulation.warmup=1s", "producers[0].rate=300",
+            "proxy.readers.count=12", "proxy.lease_duration_ms=200",
+        ),
+    ),
 }
 
 

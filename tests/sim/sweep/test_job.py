@@ -19,17 +19,19 @@ import pytest
 pytest.importorskip("pyspark", reason="needs pyspark (pip install -e '.[spark]')")
 
 from sim.output import MESSAGES_SCHEMA, REQUESTS_SCHEMA
-from sim.sweep.errors import RunnerError, SweepError
+from sim.sweep.errors import OutputConflictError, RunnerError, SweepError
 from sim.sweep.grid import Task
 from sim.sweep.job import _check_schemas, _crash_message, execute_task
 from sim.sweep.session import with_task_retries
 from sim.sweep.task_files import (
     PendingTask,
     TaskResult,
+    check_output_dir,
     clear_unfinished,
     read_task_file,
     task_file,
     task_key,
+    write_task_file,
 )
 from sim.sweep.time_limit import TaskTimeLimit, time_limit
 
@@ -217,3 +219,42 @@ def test_clearing_records_only_keeps_every_outcome_file(tmp_path: Path) -> None:
         path.touch()
     clear_unfinished(tmp_path, records, set(), outcomes=False)
     assert outcome.exists() and not record.exists()
+
+
+def _outcome(out: Path, point_id: int, seed: int, key: str, error: str | None = None) -> None:
+    result = TaskResult(point_id * 10 + seed, point_id, seed, {}, {}, {}, 1.0, error)
+    write_task_file(out, key, result)
+
+
+def test_an_output_directory_holding_what_a_sweep_would_delete_is_refused(
+    tmp_path: Path,
+) -> None:
+    pending = [PendingTask(Task(i, 0, seed, ()), f"key-{seed}") for i, seed in enumerate((1, 2))]
+    check_output_dir(tmp_path / "new", pending, resume=True)  # not there yet
+    check_output_dir(tmp_path, pending, resume=True)  # empty
+    # Someone's files: a sweep would delete in records/ and overwrite reports. Refused even
+    # with --fresh.
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "mine.csv").write_text("precious\n")
+    for resume in (True, False):
+        with pytest.raises(OutputConflictError, match="not a sweep's output directory") as info:
+            check_output_dir(tmp_path, pending, resume=resume)
+        assert "\n" not in str(info.value)
+    # A sweep's output: its finished runs of the same key are kept, its failed runs are not
+    # results (a rerun retries them).
+    out = tmp_path / "sweep"
+    _outcome(out, 0, 1, "key-1")
+    _outcome(out, 0, 2, "other", error="RuntimeError: boom")
+    check_output_dir(out, pending, resume=True)
+    # Finished runs the study does not have (another point, or another key: the study
+    # changed) would be deleted: refused, unless the sweep starts afresh (--fresh).
+    _outcome(out, 3, 1, "key-1")
+    _outcome(out, 0, 2, "old-key")
+    with pytest.raises(OutputConflictError) as info:
+        check_output_dir(out, pending, resume=True)
+    assert str(info.value) == (
+        f"{out}: holds 2 finished runs this study does not have (point 0 seed 2, point 3 seed "
+        "1: from another study, or from this one before it changed); run with --fresh to "
+        "replace them, or choose another --out"
+    )
+    check_output_dir(out, pending, resume=False)

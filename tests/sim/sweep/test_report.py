@@ -8,6 +8,7 @@ import math
 import re
 from pathlib import Path
 
+import attrs
 import pyarrow as pa
 import pytest
 
@@ -77,6 +78,10 @@ def test_the_html_report_is_one_file_with_the_tables_and_the_plots(tmp_path: Pat
     # The fixed cost: 4 + (10 - 16 / 2) + 1.5 + 0.5 = 8 s.
     assert "fixed cost 8.0 s: Spark start-up 4.0 s, job beyond its simulations 2.0 s" in markdown
     assert "Spark shutdown 0.5 s" in page
+    assert "kept from an earlier attempt" not in markdown
+    resumed = attrs.evolve(timings, kept_runs=6)
+    markdown = write_report(out, summary, resumed).read_text(encoding="utf-8")
+    assert "Spark shutdown 0.5 s; 6 runs kept from an earlier attempt, not run again" in markdown
 
 
 def test_plots_follow_the_study_metrics_and_have_reference_lines(tmp_path: Path) -> None:

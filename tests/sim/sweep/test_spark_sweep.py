@@ -34,7 +34,7 @@ from sim.sweep import session as session_module
 from sim.sweep import simulate
 from sim.sweep.analysis import analyse
 from sim.sweep.cli import sweep_bench_main, sweep_main
-from sim.sweep.errors import JavaNotFoundError, SweepError
+from sim.sweep.errors import JavaNotFoundError, OutputConflictError, SweepError
 from sim.sweep.grid import expand_tasks
 from sim.sweep.java import install_hint
 from sim.sweep.job import run_sweep
@@ -90,17 +90,25 @@ def test_the_report_lists_every_runs_warnings(finished_sweep: FinishedSweep) -> 
     warnings = text[text.index("## Warnings") : text.index("## Plots")].splitlines()
     manifest = Manifest.read(out)
     few = sorted(p for p, knobs in manifest.points.items() if knobs["burrow.num_workers"] == 2)
-    assert warnings[2].startswith("4 of 8 runs gave warnings")
-    assert warnings[4:-1] == [
+    # Every run of the stand-in world loses acknowledged messages (its final log leaves out
+    # every LOST_EVERY-th): each says so; the runs with 2 workers warn about them as well.
+    assert warnings[2].startswith("8 of 8 runs gave warnings")
+    listed = warnings[4:-1]
+    assert [line for line in listed if "stand-in" in line] == [
         f"- point {p} (burrow.num_workers=2, burrow.commit_interval_ms="
         f"{manifest.points[p]['burrow.commit_interval_ms']}), seed {seed}: stand-in warning: "
         "only 2 workers"
         for p in few
         for seed in (1, 2)
     ]
+    lost = [line for line in listed if "stand-in" not in line]
+    assert len(lost) == 8 and all(
+        "messages acknowledged with acks=all are missing from the final leader logs" in line
+        for line in lost
+    )
     summary = pq.read_table(out / "summary.parquet").to_pylist()
     assert {r["point_id"]: r["warnings"] for r in summary} == {
-        p: 1.0 if p in few else 0.0 for p in manifest.points
+        p: 2.0 if p in few else 1.0 for p in manifest.points
     }
 
 
@@ -370,13 +378,18 @@ def test_the_real_simulator_gives_the_same_tables_in_a_spark_task(
         assert stored.equals(direct[name]), name
 
 
-def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep command fails the test if it starts Spark."""
+
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("Spark must not start")
 
     monkeypatch.setattr("sim.sweep.cli.start_session", never)
+
+
+@pytest.mark.usefixtures("no_spark")
+def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a directory\n")
     out = tmp_path / "file" / "sweep"
     argv = [str(TINY_STUDY), "--out", str(out), "--runner", fake_world.__name__ + ":run_point"]
@@ -384,6 +397,22 @@ def test_an_output_directory_that_cannot_be_written_exits_2_before_spark(
     assert (status, stdout) == (2, "")
     assert stderr.count("\n") == 1
     assert stderr.startswith(f"sweep: output error: {out}: cannot ")
+
+
+@pytest.mark.usefixtures("no_spark")
+def test_an_output_directory_of_other_files_exits_2_before_spark(tmp_path: Path) -> None:
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "mine.parquet").write_bytes(b"someone's data")
+    argv = [str(TINY_STUDY), "--out", str(tmp_path), "--runner", FAKE_RUNNER]
+    for fresh in ([], ["--fresh"]):
+        status, stdout, stderr = run_cli(sweep_main, [*argv, *fresh])
+        assert (status, stdout) == (2, "")
+        assert stderr == (
+            f"sweep: {tmp_path}: not empty and not a sweep's output directory (it has no tasks/ "
+            "nor sweep.json); a sweep deletes and overwrites files in its output directory: "
+            "choose a new or empty one\n"
+        )
+    assert (tmp_path / "records" / "mine.parquet").read_bytes() == b"someone's data"
 
 
 def test_failed_and_timed_out_runs_are_recorded_and_the_rest_finish(
@@ -480,10 +509,16 @@ def test_a_rerun_keeps_the_finished_runs_and_runs_only_the_others(
     again = {p: p.read_bytes() for p in sorted((out / "records").rglob("seed-*.parquet"))}
     assert again == first  # same seed, same bytes, whether kept or run again
     assert output.manifest.failed == () and len(output.manifest.points) == 4
-    # Another runner (or any other input) is another run: nothing is kept. So is --fresh.
+    # Another runner (or any other input) is another run: nothing could be kept, and the
+    # finished runs are not deleted behind the caller's back: refused, unless afresh.
     for path in log.iterdir():
         path.unlink()
-    run_sweep(spark, study, out, run, runner_name="other", progress=False)
+    with pytest.raises(OutputConflictError, match="holds 8 finished runs this study does not"):
+        run_sweep(spark, study, out, run, runner_name="other", progress=False)
+    assert not list(log.iterdir()) and again == {
+        p: p.read_bytes() for p in sorted((out / "records").rglob("seed-*.parquet"))
+    }
+    run_sweep(spark, study, out, run, runner_name="other", progress=False, resume=False)
     assert len(list(log.iterdir())) == 8
     run_sweep(spark, study, out, run, runner_name="other", progress=False, resume=False)
     assert len(list(log.iterdir())) == 16
