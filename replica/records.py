@@ -153,10 +153,12 @@ class RecordColumns(Sequence[Record]):
         n = len(header_values)
         if len(value_sizes) != n or len(timestamps) != n or (keys is not None and len(keys) != n):
             raise ValueError("record columns must all have the same length")
-        if n and not (min(header_values) >= 0 and max(header_values) < 1 << 63):
-            raise OverflowError("header values must be in 0 .. 2**63 - 1")
-        self.header_key = header_key
         self.header_values: tuple[int, ...] = tuple(header_values)
+        if n:
+            lowest, highest = _bounds(self.header_values)
+            if lowest < 0 or highest >= 1 << 63:
+                raise OverflowError("header values must be in 0 .. 2**63 - 1")
+        self.header_key = header_key
         self.value_sizes: tuple[int, ...] = tuple(value_sizes)
         self.timestamps: tuple[int, ...] = tuple(timestamps)
         self.keys: tuple[bytes | None, ...] | None = None if keys is None else tuple(keys)
@@ -190,11 +192,13 @@ class RecordColumns(Sequence[Record]):
         timestamps = self.timestamps
         first = timestamps[0]
         sizes = self.value_sizes
+        earliest, latest = _bounds(timestamps)
+        smallest, largest = _bounds(sizes)
         if (
             self.keys is None
-            and min(sizes) == max(sizes)
-            and min(timestamps) - first >= -64
-            and max(timestamps) - first < 64
+            and smallest == largest
+            and earliest - first >= -64
+            and latest - first < 64
         ):
             # The common case in closed form: records differ only in their offset delta,
             # whose varint grows by a byte at 2**6, 2**13, 2**20 ... records. Each has a
@@ -203,7 +207,8 @@ class RecordColumns(Sequence[Record]):
             size = RECORD_BATCH_OVERHEAD
             start, width = 0, 1
             while start < n:
-                end = min(n, 1 << (7 * width - 1))
+                limit = 1 << (7 * width - 1)  # records whose offset delta fits in width bytes
+                end = n if n < limit else limit
                 body = base + width
                 size += (end - start) * (body + _varint_size(body))
                 start, width = end, width + 1
@@ -222,6 +227,19 @@ class RecordColumns(Sequence[Record]):
             )
             size += body + _varint_size(body)
         return size
+
+
+def _bounds(values: tuple[int, ...]) -> tuple[int, int]:
+    """``(min(values), max(values))`` of a non-empty tuple, in one pass: a native loop in the
+    compiled build, where ``min`` and ``max`` are generic calls costing far more (a record batch
+    is built per produced batch)."""
+    lowest = highest = values[0]
+    for value in values:
+        if value < lowest:
+            lowest = value
+        elif value > highest:
+            highest = value
+    return lowest, highest
 
 
 def _value_field_size(length: int) -> int:

@@ -59,6 +59,24 @@ class ProducerBatch:
     def __len__(self) -> int:
         return len(self.message_ids)
 
+    def add(
+        self,
+        message_id: int,
+        key: bytes | None,
+        value_size: int,
+        timestamp_ms: int,
+        retries: int,
+        size: int,
+    ) -> None:
+        """Append a message of ``size`` bytes (as a record) to the columns; whether that
+        fills the batch is the caller's to tell (:meth:`BatchQueue.append`)."""
+        self.message_ids.append(message_id)
+        self.keys.append(key)
+        self.value_sizes.append(value_size)
+        self.timestamps.append(timestamp_ms)
+        self.retries.append(retries)
+        self.size_bytes += size
+
 
 class BatchQueue:
     """The batches waiting to be sent to one broker, per partition, in arrival order."""
@@ -106,15 +124,9 @@ class BatchQueue:
         if last is None or last.full:
             last = created = ProducerBatch(tp, now)
             queue.append(last)
-        ids = last.message_ids
-        ids.append(message_id)
-        last.keys.append(key)
-        last.value_sizes.append(value_size)
-        last.timestamps.append(timestamp_ms)
-        last.retries.append(retries)
-        last.size_bytes += size
+        last.add(message_id, key, value_size, timestamp_ms, retries, size)
         if last.size_bytes >= self._batch_size or (
-            self._flush_messages > 0 and len(ids) >= self._flush_messages
+            self._flush_messages > 0 and len(last) >= self._flush_messages
         ):
             last.full = True
         return created

@@ -87,17 +87,32 @@ class MessageAcked:
     attempts: int
 
 
-@attrs.frozen
 class MessagesSent:
     """Messages the application handed to a producer: message ``message_ids[i]`` arrived at
-    ``times_us[i]`` for ``partitions[i]`` (-1: not known yet) with ``sizes[i]`` bytes."""
+    ``times_us[i]`` for ``partitions[i]`` (-1: not known yet) with ``sizes[i]`` bytes.
 
-    client_id: str
-    topic: str
-    message_ids: tuple[int, ...]
-    times_us: tuple[int, ...]
-    partitions: tuple[int, ...]
-    sizes: tuple[int, ...]
+    Immutable by contract, like every event (a plain class rather than an attrs one: the
+    producer builds one per catch-up, and a plain class is native to the compiled build):
+    the columns are handed over, never changed afterwards, and may be kept by a recorder.
+    Compared by identity."""
+
+    __slots__ = ("client_id", "message_ids", "partitions", "sizes", "times_us", "topic")
+
+    def __init__(
+        self,
+        client_id: str,
+        topic: str,
+        message_ids: Sequence[int],
+        times_us: Sequence[int],
+        partitions: Sequence[int],
+        sizes: Sequence[int],
+    ) -> None:
+        self.client_id = client_id
+        self.topic = topic
+        self.message_ids = message_ids
+        self.times_us = times_us
+        self.partitions = partitions
+        self.sizes = sizes
 
     def expand(self) -> list[MessageSent]:
         """The same arrivals as one :class:`MessageSent` per message, in order."""
@@ -109,23 +124,45 @@ class MessagesSent:
         ]
 
 
-@attrs.frozen
 class MessagesAcked:
     """The producer finished with a batch of one partition: every message of it got the same
     outcome at the same time.
 
     ``message_ids[i]`` took ``attempts[i]`` produce attempts; on success its offset is
-    ``base_offset + i``; ``base_offset`` is -1 on error and with acks=0.
+    ``base_offset + i``; ``base_offset`` is -1 on error and with acks=0. Immutable by
+    contract and compared by identity, as :class:`MessagesSent`.
     """
 
-    time_us: int
-    client_id: str
-    topic: str
-    partition: int
-    message_ids: tuple[int, ...]
-    base_offset: int
-    error: Errors
-    attempts: tuple[int, ...]
+    __slots__ = (
+        "attempts",
+        "base_offset",
+        "client_id",
+        "error",
+        "message_ids",
+        "partition",
+        "time_us",
+        "topic",
+    )
+
+    def __init__(
+        self,
+        time_us: int,
+        client_id: str,
+        topic: str,
+        partition: int,
+        message_ids: Sequence[int],
+        base_offset: int,
+        error: Errors,
+        attempts: Sequence[int],
+    ) -> None:
+        self.time_us = time_us
+        self.client_id = client_id
+        self.topic = topic
+        self.partition = partition
+        self.message_ids = message_ids
+        self.base_offset = base_offset
+        self.error = error
+        self.attempts = attempts
 
     def expand(self) -> list[MessageAcked]:
         """The same outcome as one :class:`MessageAcked` per message, in batch order."""

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Literal
 
 from sim.clients.errors import ClientConfigError
@@ -45,15 +46,28 @@ class Partitioner:
 
     def partition(self, topic: str, key: bytes | None, num_partitions: int) -> int:
         """The partition (``0 <= p < num_partitions``) for a message of ``topic`` with ``key``."""
+        return self.partitions(topic, (key,), num_partitions)[0]
+
+    def partitions(
+        self, topic: str, keys: Sequence[bytes | None], num_partitions: int
+    ) -> list[int]:
+        """:meth:`partition` for each of ``keys``, in order (the same choices and draws)."""
         if num_partitions < 1:
             raise ClientConfigError(f"topic {topic!r} needs >= 1 partition, got {num_partitions}")
-        if self._name == "hash" and key is not None:
-            h = fnv1a_32(key)
-            signed = h - (1 << 32) if h >= 1 << 31 else h
-            # Go's % truncates toward zero; Sarama then negates a negative result.
-            return abs(signed) % num_partitions
         if self._name == "hash":
-            return below(self._rng, num_partitions)
-        n = self._counters.get(topic, 0)
-        self._counters[topic] = n + 1
-        return n % num_partitions
+            rng = self._rng
+            return [
+                below(rng, num_partitions) if key is None else _hashed(key, num_partitions)
+                for key in keys
+            ]
+        first = self._counters.get(topic, 0)
+        self._counters[topic] = first + len(keys)
+        return [(first + i) % num_partitions for i in range(len(keys))]
+
+
+def _hashed(key: bytes, num_partitions: int) -> int:
+    """Sarama's hash partition of ``key``."""
+    h = fnv1a_32(key)
+    signed = h - (1 << 32) if h >= 1 << 31 else h
+    # Go's % truncates toward zero; Sarama then negates a negative result.
+    return abs(signed) % num_partitions

@@ -53,8 +53,11 @@ refreshes). So at the end of each callback the producer looks ahead for the firs
 arrival, one that starts or fills a batch or whose partition is not in the fast lane, and
 schedules one wake-up at its time; at the start of each callback (and the wake-up) it first
 adds every arrival due by then: those before now only join an open batch, which the look-ahead
-proved changes nothing else, and those at now go the way :meth:`Producer.send` would. Requests
-leave at the same times with the same records as with a ``send`` per arrival (the property
+proved changes nothing else, and those at now go the way :meth:`Producer.send` would. The
+arrivals and the look-ahead live in a :class:`~sim.clients.arrival_plan.ArrivalPlan`, per
+partition and incremental: the producer invalidates a partition's plan wherever it changes the
+partition's open batch or fast-lane state. Requests leave at the same times with the same
+records as with a ``send`` per arrival (the property
 ``tests/sim/clients/test_producer_arrivals.py`` checks); only events of one instant may be
 reported in another order. Reads from outside (:attr:`Producer.in_flight_messages`,
 :meth:`Producer.queued_messages`) add the arrivals due first.
@@ -64,15 +67,16 @@ from __future__ import annotations
 
 import itertools
 import random
-from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
+from typing import Final
 
 from apis.produce import ProduceRequest, ProduceResponse
 from replica.errors import Errors
 from replica.records import RECORD_BATCH_OVERHEAD, Record, RecordColumns
 from replica.types import UNKNOWN_OFFSET, TopicPartition
+from sim.clients.arrival_plan import ArrivalPlan
 from sim.clients.batching import BatchQueue, ProducerBatch
 from sim.clients.errors import ClientConfigError, ClientStateError
 from sim.clients.events import (
@@ -91,7 +95,7 @@ from sim.core.engine import Event, Scheduler
 
 __all__ = ["ArrivalSource", "Producer"]
 
-_US_PER_MS = 1000
+_US_PER_MS: Final = 1000
 
 
 class _Message:
@@ -138,34 +142,6 @@ value_sizes)`` columns, times in microseconds, non-decreasing and after every ti
 before; None (or empty columns) when there are no more."""
 
 
-class _Arrivals:
-    """Arrivals taken from the source and not sent yet (from ``head``), as columns."""
-
-    __slots__ = ("head", "keys", "sizes", "times", "tps", "value_sizes")
-
-    def __init__(self) -> None:
-        self.head = 0
-        self.times: list[int] = []
-        self.tps: list[TopicPartition] = []
-        self.keys: list[bytes | None] = []
-        self.value_sizes: list[int] = []
-        self.sizes: list[int] = []
-
-    def trim(self) -> None:
-        """Forget the arrivals already sent, once they are many."""
-        head = self.head
-        if head >= 4096:
-            for column in (self.times, self.tps, self.keys, self.value_sizes, self.sizes):
-                del column[:head]
-            self.head = 0
-
-    def drop_pending(self) -> None:
-        """Forget the arrivals not sent yet."""
-        head = self.head
-        for column in (self.times, self.tps, self.keys, self.value_sizes, self.sizes):
-            del column[head:]
-
-
 class Producer:
     """An async producer (sans-IO, on the simulator's clock).
 
@@ -204,8 +180,9 @@ class Producer:
         self._awaiting_topic: dict[str, list[_Message]] = {}
         self._source: ArrivalSource | None = None
         self._source_topic = ""
-        self._arrivals = _Arrivals()
+        self._plan = ArrivalPlan(self.config, self._open_batch)
         self._wakeup: Event | None = None
+        self._wakeup_at = -1  # the wake-up's time, while there is one
         self._deferred_at = -1  # the instant the wake-up last made way for other events
         self._in_flight_messages = 0
 
@@ -251,7 +228,7 @@ class Producer:
         """Stop taking arrivals: those up to now are sent, the later ones dropped."""
         self._enter()
         self._source = None
-        self._arrivals.drop_pending()
+        self._plan.drop_pending()
         if self._wakeup is not None:
             self._wakeup.cancel()
             self._wakeup = None
@@ -302,11 +279,10 @@ class Producer:
     def _enter(self) -> bool:
         """At the start of every callback: send the arrivals before now (those at now come
         after the callbacks of this instant, with the wake-up). True if there were any."""
-        arrivals = self._arrivals
-        if arrivals.head < len(arrivals.times) and arrivals.times[arrivals.head] < (
-            self._scheduler.now
-        ):
-            self._catch_up(self._scheduler.now - 1)
+        now = self._scheduler.now
+        first = self._plan.first_time()
+        if first is not None and first < now:
+            self._catch_up(now - 1, now)
             return True
         return False
 
@@ -322,10 +298,15 @@ class Producer:
         at = self._next_critical()
         wakeup = self._wakeup
         if wakeup is not None:
-            if at is not None and wakeup.time == at and wakeup.pending:
+            if at is not None and at == self._wakeup_at and wakeup.pending:
                 return
             wakeup.cancel()
-        self._wakeup = None if at is None else self._scheduler.call_at(at, self._woken)
+        self._wakeup = None if at is None else self._wake_at(at)
+
+    def _wake_at(self, at: int) -> Event:
+        """Schedule the wake-up at ``at``."""
+        self._wakeup_at = at
+        return self._scheduler.call_at(at, self._woken)
 
     def _woken(self) -> None:
         scheduler = self._scheduler
@@ -334,83 +315,51 @@ class Producer:
             # Other events of this instant are queued: arrivals come after them. Once per
             # instant: two producers woken at one instant would defer to each other forever.
             self._deferred_at = now
-            self._wakeup = scheduler.call_at(now, self._woken)
+            self._wakeup = self._wake_at(now)
             return
         self._wakeup = None
-        self._catch_up(scheduler.now)
+        self._catch_up(now, now)
         self._leave()
 
-    def _catch_up(self, until: int) -> None:
-        """Send the pending arrivals due by ``until`` (now or now - 1): those before now
-        silently (the plan proved they only add to an open batch), those at now as
+    def _catch_up(self, until: int, now: int) -> None:
+        """Send the pending arrivals due by ``until`` (``now`` or ``now - 1``): those before
+        now silently (the plan proved they only join an open batch), those at now as
         :meth:`send` would."""
-        now = self._scheduler.now
-        arrivals = self._arrivals
-        times = arrivals.times
-        start = arrivals.head
-        end = bisect_right(times, until, start)
-        if end == start:
+        due = self._plan.take(until, now, self._ids)
+        if due is None:
             return
-        arrivals.head = end
-        tps = arrivals.tps[start:end]
-        keys = arrivals.keys[start:end]
-        value_sizes = arrivals.value_sizes[start:end]
-        sizes = arrivals.sizes[start:end]
-        ids = list(itertools.islice(self._ids, end - start))
-        self._in_flight_messages += end - start
+        ids = due.message_ids
+        self._in_flight_messages += len(ids)
         self._recorder.record(
             MessagesSent(
-                self.client_id, self._source_topic, tuple(ids), tuple(times[start:end]),
-                tuple(tp.partition for tp in tps), tuple(sizes),
+                self.client_id, self._source_topic, ids, due.times, due.partitions, due.sizes
             )
-        )  # fmt: skip
-        for i in range(end - start):
-            t = times[start + i]
-            tp = tps[i]
-            if t < now:
-                leader = self._partition_producers[tp].fast_lane()
-                assert leader is not None
-                leader.add_silently(tp, ids[i], keys[i], value_sizes[i], t // _US_PER_MS, sizes[i])
-            else:
-                if tp.partition < 0:
-                    tp = TopicPartition(tp.topic, self._partition_of(tp.topic, keys[i]))
-                self._dispatch(ids[i], tp, keys[i], value_sizes[i], sizes[i])
-        arrivals.trim()
+        )
+        keys = due.keys
+        for i, tp in enumerate(due.tps, due.joined):
+            if tp.partition < 0:
+                tp = TopicPartition(tp.topic, self._partition_of(tp.topic, keys[i]))
+            self._dispatch(ids[i], tp, keys[i], due.value_sizes[i], due.sizes[i])
 
     def _next_critical(self) -> int | None:
-        """The time of the first pending arrival that must be sent at its own time: one that
-        starts or fills a batch, or whose partition is not in the fast lane (a retry in
-        progress, no leader yet...). None if the source has no more."""
-        arrivals = self._arrivals
-        config = self.config
-        batch_size = config.batch_size
-        flush = config.flush_messages
-        limit = config.max_request_size - RECORD_BATCH_OVERHEAD
-        open_batches: dict[TopicPartition, list[int]] = {}
-        i = arrivals.head
-        while True:
-            if i == len(arrivals.times) and not self._refill():
-                return None
-            tp = arrivals.tps[i]
-            size = arrivals.sizes[i]
-            if size > limit:  # refused with MESSAGE_TOO_LARGE
-                return arrivals.times[i]
-            state = open_batches.get(tp)
-            if state is None:
-                pp = self._partition_producers.get(tp)
-                output = None if pp is None else pp.fast_lane()
-                if output is None or tp in output.retrying:
-                    return arrivals.times[i]
-                last = output.last_batch(tp)
-                if last is None or last.full:
-                    return arrivals.times[i]
-                state = open_batches[tp] = [last.size_bytes, len(last)]
-            filled = state[0] + size
-            if filled >= batch_size or (flush > 0 and state[1] + 1 >= flush):
-                return arrivals.times[i]
-            state[0] = filled
-            state[1] += 1
-            i += 1
+        """The time of the first pending arrival that must be sent at its own time (see
+        :mod:`sim.clients.arrival_plan`), taking more arrivals from the source until one is
+        found. None if the source has no more."""
+        at = self._plan.next_critical()
+        while at is None and self._refill():
+            at = self._plan.next_critical()
+        return at
+
+    def _open_batch(self, tp: TopicPartition) -> ProducerBatch | None:
+        """The batch a new message of ``tp`` would join if sent now without anything else
+        happening (see :class:`~sim.clients.arrival_plan.ArrivalPlan`): ``tp``'s newest batch
+        if it is in the fast lane and the batch is not full; else None."""
+        pp = self._partition_producers.get(tp)
+        output = None if pp is None else pp.fast_lane()
+        if output is None or tp in output.retrying:
+            return None
+        last = output.last_batch(tp)
+        return None if last is None or last.full else last
 
     def _refill(self) -> bool:
         """Ask the source for more arrivals; False if it has none."""
@@ -420,13 +369,11 @@ class Producer:
             return False
         topic, times, keys, value_sizes = chunk
         self._source_topic = topic
-        arrivals = self._arrivals
-        partition_of = self._partition_of
-        arrivals.times.extend(times)
-        arrivals.keys.extend(keys)
-        arrivals.value_sizes.extend(value_sizes)
-        arrivals.sizes.extend(map(message_record_size, keys, value_sizes))
-        arrivals.tps.extend(TopicPartition(topic, partition_of(topic, key)) for key in keys)
+        count = self._metadata.partition_count(topic)
+        partitions = (
+            [-1] * len(keys) if count is None else self._partitioner.partitions(topic, keys, count)
+        )
+        self._plan.extend(topic, partitions, times, keys, value_sizes)
         return bool(times)
 
     def _topic_known(self, topic: str) -> None:
@@ -483,6 +430,8 @@ class Producer:
         )
 
     def _finish_batch(self, batch: ProducerBatch, base_offset: int, error: Errors) -> None:
+        """Report every message of ``batch`` done; the event takes the batch's columns (a
+        finished batch is not used again)."""
         self._in_flight_messages -= len(batch)
         tp = batch.tp
         self._recorder.record(
@@ -491,10 +440,10 @@ class Producer:
                 self.client_id,
                 tp.topic,
                 tp.partition,
-                tuple(batch.message_ids),
+                batch.message_ids,
                 base_offset,
                 error,
-                tuple(retries + 1 for retries in batch.retries),
+                [retries + 1 for retries in batch.retries],
             )
         )
 
@@ -555,11 +504,13 @@ class _PartitionProducer:
     def leader_lost(self) -> None:
         """The connection to the leader broke: refresh metadata before sending on (unless a
         refresh or a back-off is already under way)."""
+        self._producer._plan.invalidate(self.tp)
         if not self._blocked:
             self._output = None
             self._needs_refresh = True
 
     def enqueue(self, messages: list[_Message]) -> None:
+        self._producer._plan.invalidate(self.tp)
         self._input.extend(messages)
         self._pump()
 
@@ -610,6 +561,7 @@ class _PartitionProducer:
     def _refreshed(self) -> None:
         producer = self._producer
         producer._enter()
+        producer._plan.invalidate(self.tp)
         leader = producer._metadata.leader_for(self.tp)
         if leader is None:
             # Sarama returns the error for what it was about to send, then backs off.
@@ -633,6 +585,7 @@ class _PartitionProducer:
 
     def _wake(self) -> None:
         self._producer._enter()
+        self._producer._plan.invalidate(self.tp)
         self._blocked = False
         self._pump()
         self._producer._leave()
@@ -653,16 +606,27 @@ class _InFlight:
 class _BrokerProducer:
     """Sarama's ``brokerProducer``: batches messages for one broker and sends requests."""
 
-    __slots__ = ("_broker_id", "_in_flight", "_muted", "_producer", "_queue", "retrying")
+    __slots__ = (
+        "_broker_id",
+        "_in_flight",
+        "_linger_us",
+        "_max_in_flight",
+        "_muted",
+        "_producer",
+        "_queue",
+        "retrying",
+    )
 
     def __init__(self, producer: Producer, broker_id: int) -> None:
         config = producer.config
         self._producer = producer
         self._broker_id = broker_id
+        self._linger_us = config.linger_ms * _US_PER_MS
+        self._max_in_flight = config.max_in_flight_requests_per_connection
         self._queue = BatchQueue(
             batch_size=config.batch_size,
             flush_messages=config.flush_messages,
-            linger_us=config.linger_ms * _US_PER_MS,
+            linger_us=self._linger_us,
             max_request_size=config.max_request_size,
         )
         self._muted: set[TopicPartition] = set()
@@ -678,6 +642,7 @@ class _BrokerProducer:
         if msg.chaser:
             # Everything sent here before the chaser has been answered or bounced.
             self.retrying.pop(msg.tp, None)
+            producer._plan.invalidate(msg.tp)
             producer._retry([msg], Errors.NONE)
             return
         error = self.retrying.get(msg.tp)
@@ -706,23 +671,11 @@ class _BrokerProducer:
         created = self._queue.append(
             tp, message_id, key, value_size, timestamp_ms, retries, size, now
         )
-        linger_us = producer.config.linger_ms * _US_PER_MS
+        producer._plan.invalidate(tp)
+        linger_us = self._linger_us
         if created is not None and linger_us > 0 and not created.full:
             producer._scheduler.call_at(now + linger_us, self._linger_expired)
         self._maybe_send()
-
-    def add_silently(
-        self,
-        tp: TopicPartition,
-        message_id: int,
-        key: bytes | None,
-        value_size: int,
-        timestamp_ms: int,
-        size: int,
-    ) -> None:
-        """Add a new message to ``tp``'s open batch, which it neither fills nor overflows (as
-        the producer's plan proved): nothing else can follow from it."""
-        self._queue.append(tp, message_id, key, value_size, timestamp_ms, 0, size, -1)
 
     def last_batch(self, tp: TopicPartition) -> ProducerBatch | None:
         """``tp``'s newest batch, or None."""
@@ -736,9 +689,12 @@ class _BrokerProducer:
 
     def _maybe_send(self) -> None:
         producer = self._producer
-        limit = producer.config.max_in_flight_requests_per_connection
-        while self._in_flight < limit and self._queue.ready(producer._scheduler.now, self._muted):
-            self._send(self._queue.drain(self._muted))
+        now = producer._scheduler.now
+        while self._in_flight < self._max_in_flight and self._queue.ready(now, self._muted):
+            batches = self._queue.drain(self._muted)
+            for batch in batches:
+                producer._plan.invalidate(batch.tp)
+            self._send(batches)
 
     def _send(self, batches: list[ProducerBatch]) -> None:
         producer = self._producer
@@ -806,6 +762,7 @@ class _BrokerProducer:
     def _retry_partition(self, batch: ProducerBatch, error: Errors) -> None:
         tp = batch.tp
         self.retrying[tp] = error
+        self._producer._plan.invalidate(tp)
         messages = [
             _Message(message_id, tp, key, value_size, timestamp_ms, size, retries=retries)
             for queued in [batch, *self._queue.drop_partition(tp)]
@@ -820,5 +777,3 @@ class _BrokerProducer:
             for size in (message_record_size(key, value_size),)
         ]
         self._producer._retry(messages, error)
-
-

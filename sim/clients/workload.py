@@ -1,8 +1,9 @@
 """Where messages come from: an arrival process driving a producer.
 
-:func:`arrival_times` yields integer-microsecond times of a Poisson process (exponential gaps)
-or of a constant-rate one. Times accumulate in floating point and are rounded one by one, so
-the long-run rate is exact even when the mean gap is a few microseconds.
+:func:`arrival_times` gives integer-microsecond times of a Poisson process (exponential gaps)
+or of a constant-rate one, one by one or a chunk at a time (:meth:`ArrivalTimes.take`). Times
+accumulate in floating point and are rounded one by one, so the long-run rate is exact even
+when the mean gap is a few microseconds.
 :class:`WorkloadDriver` produces messages at those times with sizes drawn from a
 distribution and keys drawn uniformly from ``key_space`` distinct keys (``key_space = 0``:
 no key, so the hash partitioner picks a random partition). It does not schedule an event per
@@ -13,7 +14,6 @@ sends each at its time, as ``Producer.send`` would.
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Iterator
 
@@ -26,13 +26,14 @@ from sim.clients.workload_config import (
     ProducerWorkload,
     valid_rate,
 )
-from sim.core.draws import below, exponential
+from sim.core.draws import ConstantSampler, below, exponential
 from sim.core.engine import Scheduler
 
 __all__ = [
     "CHUNK",
     "MIN_RATE",
     "ArrivalKind",
+    "ArrivalTimes",
     "ProducerWorkload",
     "WorkloadDriver",
     "arrival_times",
@@ -45,21 +46,42 @@ CHUNK = 64
 def arrival_times(
     kind: ArrivalKind, rate_per_s: float, rng: random.Random, start_us: int = 0
 ) -> Iterator[int]:
-    """Arrival times (us, non-decreasing, after ``start_us``) at ``rate_per_s`` on average.
+    """Arrival times (us, non-decreasing, after ``start_us``) at ``rate_per_s`` on average,
+    endlessly.
 
     Raises ClientConfigError for an unknown kind or a rate that is not a finite number >=
     :data:`MIN_RATE`.
     """
-    if kind not in ("poisson", "constant"):
-        raise ClientConfigError(f"arrivals must be 'poisson' or 'constant', got {kind!r}")
-    if not valid_rate(rate_per_s):
-        raise ClientConfigError(f"rate must be {RATE_RULE}, got {rate_per_s!r}")
-    mean_gap = 1_000_000.0 / rate_per_s
-    t = float(start_us)
-    poisson = kind == "poisson"
-    while True:
-        t += exponential(rng, 1.0 / mean_gap) if poisson else mean_gap
-        yield round(t)
+    return iter(ArrivalTimes(kind, rate_per_s, rng, start_us).next, None)  # never None: endless
+
+
+class ArrivalTimes:
+    """The times of one arrival process (see :func:`arrival_times`), one at a time
+    (:meth:`next`) or a chunk at a time (:meth:`take`), with the same draws either way."""
+
+    __slots__ = ("_gap", "_poisson", "_rate", "_rng", "_t")
+
+    def __init__(
+        self, kind: ArrivalKind, rate_per_s: float, rng: random.Random, start_us: int
+    ) -> None:
+        if kind not in ("poisson", "constant"):
+            raise ClientConfigError(f"arrivals must be 'poisson' or 'constant', got {kind!r}")
+        if not valid_rate(rate_per_s):
+            raise ClientConfigError(f"rate must be {RATE_RULE}, got {rate_per_s!r}")
+        self._gap = 1_000_000.0 / rate_per_s
+        self._rate = 1.0 / self._gap
+        self._poisson = kind == "poisson"
+        self._rng = rng
+        self._t = float(start_us)
+
+    def next(self) -> int:
+        """The next time."""
+        self._t += exponential(self._rng, self._rate) if self._poisson else self._gap
+        return round(self._t)
+
+    def take(self, n: int) -> list[int]:
+        """The next ``n`` times."""
+        return [self.next() for _ in range(n)]
 
 
 class WorkloadDriver:
@@ -77,15 +99,15 @@ class WorkloadDriver:
         self._producer = producer
         self._workload = workload
         self._rng = rng
-        self._draw_size = workload.message_size.sampler(rng).draw
-        self._times: Iterator[int] | None = None
+        self._sizes = workload.message_size.sampler(rng)
+        self._times: ArrivalTimes | None = None
         self.sent = 0
         """Messages handed to the producer so far (the latest may arrive in the future)."""
 
     def start(self, at: int | None = None) -> None:
         """Begin sending; the first message follows ``at`` (default: now) by one gap."""
         start = self._scheduler.now if at is None else at
-        self._times = arrival_times(self._workload.arrivals, self._workload.rate, self._rng, start)
+        self._times = ArrivalTimes(self._workload.arrivals, self._workload.rate, self._rng, start)
         self._producer.attach(self._next_arrivals)
 
     def stop(self) -> None:
@@ -99,17 +121,22 @@ class WorkloadDriver:
         n = CHUNK
         if workload.message_count is not None:
             n = min(n, workload.message_count - self.sent)
-        if self._times is None or n <= 0:
+        times = self._times
+        if times is None or n <= 0:
             return None
-        times: list[int] = []
-        keys: list[bytes | None] = []
-        sizes: list[int] = []
-        rng = self._rng
-        key_space = workload.key_space
-        draw_size = self._draw_size
-        for at in itertools.islice(self._times, n):
-            times.append(at)
-            keys.append(b"key-%d" % below(rng, key_space) if key_space else None)
-            sizes.append(draw_size())
         self.sent += n
-        return workload.topic, times, keys, sizes
+        key_space = workload.key_space
+        sizes = self._sizes
+        if not key_space and isinstance(sizes, ConstantSampler):
+            # Neither keys nor sizes draw: the times can be drawn at once.
+            return workload.topic, times.take(n), [None] * n, [sizes.value] * n
+        # Each arrival draws its time, then its key, then its size, in that order.
+        rng = self._rng
+        arrival_times: list[int] = []
+        keys: list[bytes | None] = []
+        value_sizes: list[int] = []
+        for _ in range(n):
+            arrival_times.append(times.next())
+            keys.append(b"key-%d" % below(rng, key_space) if key_space else None)
+            value_sizes.append(sizes.draw())
+        return workload.topic, arrival_times, keys, value_sizes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from typing import cast
 
 import pytest
 
@@ -21,11 +22,12 @@ from sim.clients.events import (
 )
 from sim.clients.metadata import ClientMetadata
 from sim.clients.metrics import MetricsAdapter
-from sim.clients.producer import Producer
+from sim.clients.producer import ArrivalSource, Producer
 from sim.clients.producer_config import ProducerConfig
 from sim.clients.records import make_record, message_id_of
 from sim.clients.workload import ProducerWorkload, WorkloadDriver, arrival_times
-from sim.core.distributions import Constant
+from sim.core.distributions import Constant, Distribution, Exponential
+from sim.core.draws import below
 from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster
 
@@ -125,6 +127,44 @@ def test_workload_driver_sends_keyed_messages_until_the_count() -> None:
     assert len({e.partition for e in sent}) <= 3  # three keys, at most three partitions
     assert all(a.error is Errors.NONE for a in recorder.of_type(MessageAcked))
     assert sum(cluster.log_end_offset(TopicPartition("t", p)) for p in range(4)) == 300
+
+
+@pytest.mark.parametrize(
+    ("key_space", "size"),
+    [(0, Constant(value=1024)), (5, Constant(value=100)), (0, Exponential(mean=300))],
+)
+def test_workload_driver_draws_each_arrival_time_key_and_size_in_turn(
+    key_space: int, size: Distribution
+) -> None:
+    """The chunks an arrival source hands over are the draws of one arrival after another
+    (its time, then its key, then its size), whatever the chunk."""
+
+    class Target:
+        """Takes the arrival source a producer would be given."""
+
+        def attach(self, source: ArrivalSource) -> None:
+            self.source = source
+
+    workload = ProducerWorkload(
+        topic="t", rate=5000.0, message_size=size, key_space=key_space, message_count=150
+    )
+    target = Target()
+    sim = Simulator(1)
+    WorkloadDriver(sim, cast(Producer, target), workload, rng=sim.rng("w")).start(at=40)
+    chunks = []
+    while (chunk := target.source()) is not None:
+        chunks.append(chunk)
+    assert [len(chunk[1]) for chunk in chunks] == [64, 64, 22]
+
+    rng = Simulator(1).rng("w")
+    sizes = size.sampler(rng)
+    times = arrival_times("poisson", 5000.0, rng, start_us=40)
+    expected = []
+    for _ in range(150):
+        at = next(times)
+        key = b"key-%d" % below(rng, key_space) if key_space else None
+        expected.append((at, key, sizes.draw()))
+    assert [a for _, *columns in chunks for a in zip(*columns, strict=True)] == expected
 
 
 def test_records_carry_their_message_id() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from functools import partial
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,7 @@ from sim.clients.events import InMemoryRecorder, MessageAcked, MessagesAcked, Me
 from sim.clients.partitioner import Partitioner, fnv1a_32
 from sim.clients.producer import Producer
 from sim.clients.producer_config import ProducerConfig
+from sim.clients.records import message_record_size, message_record_sizes
 from sim.core.engine import Simulator
 from tests.sim.clients.fake_cluster import FakeCluster, Fault, FaultKind
 
@@ -242,6 +244,36 @@ def test_hash_partitioner_spreads_keys() -> None:
     for i in range(4000):
         counts[partitioner.partition("t", f"key-{i}".encode(), 4)] += 1
     assert min(counts) > 800
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    keys=st.lists(st.sampled_from([None, b"a", b"key-12"]), max_size=30),
+    name=st.sampled_from(["hash", "round_robin"]),
+)
+def test_partitions_of_many_keys_are_those_chosen_one_by_one(
+    keys: list[bytes | None], name: Any
+) -> None:
+    one_by_one = Partitioner(name, random.Random(5))
+    at_once = Partitioner(name, random.Random(5))
+    assert at_once.partitions("t", keys, 7) == [one_by_one.partition("t", k, 7) for k in keys]
+    assert at_once.partition("t", None, 7) == one_by_one.partition("t", None, 7)  # same draws
+    with pytest.raises(ClientConfigError, match="partition"):
+        at_once.partitions("t", keys, 0)
+
+
+@pytest.mark.parametrize("value_sizes", [[], [1024] * 64, [0, 1, 63, 64, 1024, 70_000, 64]])
+def test_record_sizes_of_many_messages_are_those_computed_one_by_one(
+    value_sizes: list[int],
+) -> None:
+    keyless: list[bytes | None] = [None] * len(value_sizes)
+    assert message_record_sizes(keyless, value_sizes) == [
+        message_record_size(None, v) for v in value_sizes
+    ]
+    keyed = [b"k" * (i % 100) if i % 3 else None for i in range(len(value_sizes))]
+    assert message_record_sizes(keyed, value_sizes) == [
+        message_record_size(k, v) for k, v in zip(keyed, value_sizes, strict=True)
+    ]
 
 
 FAULTS = [
