@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Protocol
 
 from sim.clients.errors import ClientConfigError
-from sim.clients.producer import Producer
+from sim.clients.producer import ArrivalSource
 from sim.clients.workload_config import (
     MIN_RATE,
     RATE_RULE,
@@ -33,6 +34,7 @@ __all__ = [
     "CHUNK",
     "MIN_RATE",
     "ArrivalKind",
+    "ArrivalTarget",
     "ArrivalTimes",
     "ProducerWorkload",
     "WorkloadDriver",
@@ -84,13 +86,24 @@ class ArrivalTimes:
         return [self.next() for _ in range(n)]
 
 
+class ArrivalTarget(Protocol):
+    """What a :class:`WorkloadDriver` drives: a ``sim.clients.producer.Producer``, or anything
+    else that takes an arrival source (a test's recorder of the chunks)."""
+
+    def attach(self, source: ArrivalSource) -> None:
+        """Take arrivals from ``source`` from now on."""
+
+    def detach(self) -> None:
+        """Take no more arrivals."""
+
+
 class WorkloadDriver:
     """Sends ``workload``'s messages through ``producer`` until stopped or the count is met."""
 
     def __init__(
         self,
         scheduler: Scheduler,
-        producer: Producer,
+        producer: ArrivalTarget,
         workload: ProducerWorkload,
         *,
         rng: random.Random,

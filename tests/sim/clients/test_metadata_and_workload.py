@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import statistics
-from typing import cast
 
 import pytest
 
@@ -145,12 +144,15 @@ def test_workload_driver_draws_each_arrival_time_key_and_size_in_turn(
         def attach(self, source: ArrivalSource) -> None:
             self.source = source
 
+        def detach(self) -> None:
+            raise AssertionError("the driver was not stopped")
+
     workload = ProducerWorkload(
         topic="t", rate=5000.0, message_size=size, key_space=key_space, message_count=150
     )
     target = Target()
     sim = Simulator(1)
-    WorkloadDriver(sim, cast(Producer, target), workload, rng=sim.rng("w")).start(at=40)
+    WorkloadDriver(sim, target, workload, rng=sim.rng("w")).start(at=40)
     chunks = []
     while (chunk := target.source()) is not None:
         chunks.append(chunk)
