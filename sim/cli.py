@@ -25,6 +25,9 @@ __all__ = ["main"]
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+MAX_SEEDS = 10_000
+"""The most seeds ``run --seeds`` takes unless ``simulation.allow_large``: they run one after
+another in this process, and ``--seeds 1000000000`` must not build a list that exhausts memory."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -215,11 +218,16 @@ def _write_provenance(
 
 
 def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
-    """The seeds ``--seeds`` names: ``N`` (the run seed and the N - 1 after it) or a list."""
+    """The seeds ``--seeds`` names: ``N`` (the run seed and the N - 1 after it) or a list, at
+    most :data:`MAX_SEEDS` of them unless the scenario allows large runs."""
     if "," not in spec:
         if not spec.strip().isdigit() or int(spec) < 1:
             raise ScenarioError("--seeds", f"expected a number of seeds >= 1 or a list of seeds "
                                 f'such as "1,2,3", got "{spec}"')  # fmt: skip
+        if int(spec) > MAX_SEEDS and not scenario.simulation.allow_large:
+            raise ScenarioError("--seeds", f"{int(spec):,} seeds is above the limit of "
+                                f"{MAX_SEEDS:,} (each seed is a whole run, one after another; "
+                                "set simulation.allow_large = true to run them anyway)")  # fmt: skip
         first = scenario.simulation.seed
         return list(range(first, first + int(spec)))
     if seed_given is not None:
