@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario, overrides)
     seeds = None if args.seeds is None else _seeds(args.seeds, scenario, args.seed)
     if args.out is not None:
-        prepare_output_dir(Path(args.out))
+        _refuse_other_outputs(prepare_output_dir(Path(args.out)), seeds)
     if seeds is not None:
         return _run_seeds(args, scenario, overrides, seeds)
     # Imported after the scenario is checked: pyarrow and matplotlib take a while to load.
@@ -198,6 +198,35 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"run directory: {args.out}")
     return EXIT_OK
+
+
+def _refuse_other_outputs(out: Path, seeds: Sequence[int] | None) -> None:
+    """Refuse ``--out`` if it holds another kind of output than this run writes: a single run
+    over a replication directory (or the reverse), a sweep's output, or the directory of a
+    seed this replication does not have. Writing there would leave a directory that mixes two
+    runs (a stale ``replications.json`` beside a new single run), which ``sim compare`` and
+    ``load_run`` would read without a word; the same run again rewrites its own files."""
+    from sim.replications import REPLICATIONS_JSON, seed_dir
+    from sim.sweep.manifest import MANIFEST_NAME
+
+    others = {MANIFEST_NAME: "a sweep's output", "tasks": "a sweep's output"}
+    if seeds is None:
+        others[REPLICATIONS_JSON] = "a replication's output"
+    else:
+        others[_RUN_SUMMARY] = "a single run's output"
+    for name, what in others.items():
+        if (out / name).exists():
+            raise OutputDirError(out, f"holds {what}, {name}", _CHOOSE_ANOTHER)
+    if seeds is not None:
+        wanted = {seed_dir(out, seed) for seed in seeds}
+        for stale in sorted(path for path in out.glob("seed-*") if path not in wanted):
+            raise OutputDirError(
+                out, f"holds {stale.name}/, a seed this run does not have", _CHOOSE_ANOTHER
+            )
+
+
+_RUN_SUMMARY = "summary.json"
+_CHOOSE_ANOTHER = "writing there would mix two outputs; choose another --out or empty it first"
 
 
 def _write_provenance(
@@ -225,9 +254,11 @@ def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
             raise ScenarioError("--seeds", f"expected a number of seeds >= 1 or a list of seeds "
                                 f'such as "1,2,3", got "{spec}"')  # fmt: skip
         if int(spec) > MAX_SEEDS and not scenario.simulation.allow_large:
-            raise ScenarioError("--seeds", f"{int(spec):,} seeds is above the limit of "
-                                f"{MAX_SEEDS:,} (each seed is a whole run, one after another; "
-                                "set simulation.allow_large = true to run them anyway)")  # fmt: skip
+            raise ScenarioError(
+                "--seeds",
+                f"{int(spec):,} seeds is above the limit of {MAX_SEEDS:,} (each seed is a whole "
+                "run, one after another; set simulation.allow_large = true to run them anyway)",
+            )
         first = scenario.simulation.seed
         return list(range(first, first + int(spec)))
     if seed_given is not None:
