@@ -20,6 +20,7 @@ from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.scenario import Scenario, ScenarioError, bundled_scenarios, load_scenario
 from sim.scenario.files import DEFAULT_SCENARIO
+from sim.scenario.schema import MAX_SEED
 
 __all__ = ["main"]
 
@@ -260,7 +261,7 @@ def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
                 "run, one after another; set simulation.allow_large = true to run them anyway)",
             )
         first = scenario.simulation.seed
-        return list(range(first, first + int(spec)))
+        return _distinct_int64(list(range(first, first + int(spec))), spec)
     if seed_given is not None:
         raise ScenarioError("--seeds", "a list of seeds and --seed together: give one of them")
     items = [item.strip() for item in spec.split(",")]
@@ -268,6 +269,14 @@ def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
         raise ScenarioError("--seeds", f'expected seeds (integers >= 0) such as "1,2,3", '
                             f'got "{spec}"')  # fmt: skip
     seeds = [int(item) for item in items]
+    return _distinct_int64(seeds, spec)
+
+
+def _distinct_int64(seeds: list[int], spec: str) -> list[int]:
+    """``seeds`` if none repeats and all fit the int64 seed columns, else ScenarioError."""
+    if max(seeds) > MAX_SEED:
+        raise ScenarioError("--seeds", f'"{spec}" goes past the largest seed, {MAX_SEED} '
+                            "(seeds are int64 columns)")  # fmt: skip
     if len(set(seeds)) != len(seeds):
         raise ScenarioError("--seeds", f'a seed is listed twice in "{spec}" (replications '
                             "must be independent)")  # fmt: skip

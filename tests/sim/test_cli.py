@@ -210,6 +210,8 @@ def test_output_piped_to_a_reader_that_stopped_is_no_traceback() -> None:
     [
         (["--set", "producers[0].rate=inf"], "producers[0].rate: expected a finite number"),
         (["--set", "network.client_broker.sigma=1e6"], "network.client_broker.sigma: must be"),
+        (["--seed", "-5"], "simulation.seed: must be an integer from 0 to 2**63 - 1"),
+        (["--seed", str(2**63)], "simulation.seed: must be an integer from 0 to 2**63 - 1"),
     ],
 )
 def test_bad_numbers_exit_2_before_simulating(

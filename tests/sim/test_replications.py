@@ -65,6 +65,8 @@ def test_a_list_of_seeds_runs_exactly_those(tmp_path: Path, capsys: Capture) -> 
         ("3,3", [], "a seed is listed twice"),
         ("1,2", ["--seed", "7"], "a list of seeds and --seed together"),
         ("1000000000", [], "1,000,000,000 seeds is above the limit of 10,000"),
+        ("3", ["--seed", str(2**63 - 2)], '"3" goes past the largest seed'),
+        (f"1,{2**63}", [], "goes past the largest seed, 9223372036854775807"),
     ],
 )
 def test_bad_seeds_exit_2_in_one_line_before_running(
