@@ -20,11 +20,15 @@ from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.scenario import Scenario, ScenarioError, bundled_scenarios, load_scenario
 from sim.scenario.files import DEFAULT_SCENARIO
+from sim.scenario.schema import MAX_SEED
 
 __all__ = ["main"]
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+MAX_SEEDS = 10_000
+"""The most seeds ``run --seeds`` takes unless ``simulation.allow_large``: they run one after
+another in this process, and ``--seeds 1000000000`` must not build a list that exhausts memory."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -181,7 +185,7 @@ def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario, overrides)
     seeds = None if args.seeds is None else _seeds(args.seeds, scenario, args.seed)
     if args.out is not None:
-        prepare_output_dir(Path(args.out))
+        _refuse_other_outputs(prepare_output_dir(Path(args.out)), seeds)
     if seeds is not None:
         return _run_seeds(args, scenario, overrides, seeds)
     # Imported after the scenario is checked: pyarrow and matplotlib take a while to load.
@@ -195,6 +199,35 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"run directory: {args.out}")
     return EXIT_OK
+
+
+def _refuse_other_outputs(out: Path, seeds: Sequence[int] | None) -> None:
+    """Refuse ``--out`` if it holds another kind of output than this run writes: a single run
+    over a replication directory (or the reverse), a sweep's output, or the directory of a
+    seed this replication does not have. Writing there would leave a directory that mixes two
+    runs (a stale ``replications.json`` beside a new single run), which ``sim compare`` and
+    ``load_run`` would read without a word; the same run again rewrites its own files."""
+    from sim.replications import REPLICATIONS_JSON, seed_dir
+    from sim.sweep.manifest import MANIFEST_NAME
+
+    others = {MANIFEST_NAME: "a sweep's output", "tasks": "a sweep's output"}
+    if seeds is None:
+        others[REPLICATIONS_JSON] = "a replication's output"
+    else:
+        others[_RUN_SUMMARY] = "a single run's output"
+    for name, what in others.items():
+        if (out / name).exists():
+            raise OutputDirError(out, f"holds {what}, {name}", _CHOOSE_ANOTHER)
+    if seeds is not None:
+        wanted = {seed_dir(out, seed) for seed in seeds}
+        for stale in sorted(path for path in out.glob("seed-*") if path not in wanted):
+            raise OutputDirError(
+                out, f"holds {stale.name}/, a seed this run does not have", _CHOOSE_ANOTHER
+            )
+
+
+_RUN_SUMMARY = "summary.json"
+_CHOOSE_ANOTHER = "writing there would mix two outputs; choose another --out or empty it first"
 
 
 def _write_provenance(
@@ -215,13 +248,20 @@ def _write_provenance(
 
 
 def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
-    """The seeds ``--seeds`` names: ``N`` (the run seed and the N - 1 after it) or a list."""
+    """The seeds ``--seeds`` names: ``N`` (the run seed and the N - 1 after it) or a list, at
+    most :data:`MAX_SEEDS` of them unless the scenario allows large runs."""
     if "," not in spec:
         if not spec.strip().isdigit() or int(spec) < 1:
             raise ScenarioError("--seeds", f"expected a number of seeds >= 1 or a list of seeds "
                                 f'such as "1,2,3", got "{spec}"')  # fmt: skip
+        if int(spec) > MAX_SEEDS and not scenario.simulation.allow_large:
+            raise ScenarioError(
+                "--seeds",
+                f"{int(spec):,} seeds is above the limit of {MAX_SEEDS:,} (each seed is a whole "
+                "run, one after another; set simulation.allow_large = true to run them anyway)",
+            )
         first = scenario.simulation.seed
-        return list(range(first, first + int(spec)))
+        return _distinct_int64(list(range(first, first + int(spec))), spec)
     if seed_given is not None:
         raise ScenarioError("--seeds", "a list of seeds and --seed together: give one of them")
     items = [item.strip() for item in spec.split(",")]
@@ -229,6 +269,14 @@ def _seeds(spec: str, scenario: Scenario, seed_given: str | None) -> list[int]:
         raise ScenarioError("--seeds", f'expected seeds (integers >= 0) such as "1,2,3", '
                             f'got "{spec}"')  # fmt: skip
     seeds = [int(item) for item in items]
+    return _distinct_int64(seeds, spec)
+
+
+def _distinct_int64(seeds: list[int], spec: str) -> list[int]:
+    """``seeds`` if none repeats and all fit the int64 seed columns, else ScenarioError."""
+    if max(seeds) > MAX_SEED:
+        raise ScenarioError("--seeds", f'"{spec}" goes past the largest seed, {MAX_SEED} '
+                            "(seeds are int64 columns)")  # fmt: skip
     if len(set(seeds)) != len(seeds):
         raise ScenarioError("--seeds", f'a seed is listed twice in "{spec}" (replications '
                             "must be independent)")  # fmt: skip

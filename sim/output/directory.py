@@ -10,18 +10,19 @@ from pathlib import Path
 __all__ = ["OutputDirError", "prepare_output_dir"]
 
 
+_WRITABLE = "an output directory must be one this user can create and write in"
+
+
 class OutputDirError(ValueError):
-    """An output directory cannot be created or written.
+    """An output directory cannot be created or written, or holds what a command would mix
+    its own output with.
 
     ``str(error)`` is one line, ``output error: <path>: <what failed> (<what is needed>)``.
     """
 
-    def __init__(self, path: Path, problem: str) -> None:
+    def __init__(self, path: Path, problem: str, needed: str = _WRITABLE) -> None:
         self.path = path
-        super().__init__(
-            f"output error: {path}: {problem} "
-            "(an output directory must be one this user can create and write in)"
-        )
+        super().__init__(f"output error: {path}: {problem} ({needed})")
 
 
 def prepare_output_dir(path: Path) -> Path:

@@ -37,6 +37,9 @@ __all__ = ["PARQUET_OPTIONS", "PROXY_TABLE", "FaultWindow", "RunResult"]
 
 PROXY_TABLE = "proxy"
 """The name of the consume proxy's table (``proxy.parquet``, a sweep's ``records/proxy``)."""
+PLOTS = ("latency_percentiles.png", "commit_lag.png", "timeseries.png")
+"""The plots a run directory may hold, as :func:`sim.output.plots.write_plots` names them (not
+imported from there: matplotlib loads slowly, and a run written without plots needs none)."""
 
 _log = logging.getLogger(__name__)
 
@@ -84,7 +87,11 @@ class RunResult:
     proxy: pa.Table | None = None
 
     def write(self, directory: str | Path, *, plots: bool = True) -> list[Path]:
-        """Write the run directory (created if needed); return the files written."""
+        """Write the run directory (created if needed); return the files written.
+
+        A file of an earlier run in ``directory`` that this run does not write (its plots,
+        with ``plots=False`` or without time series; its ``proxy.parquet``) is removed, so the
+        directory never shows two runs."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written = []
@@ -107,6 +114,9 @@ class RunResult:
             run = self.summary["run"]
             written.extend(write_plots(out, self.messages, self.timeseries, run, self.faults))
             _log.info("plots written in %.2f s of CPU time", time.process_time() - started)
+        for stale in (out / f"{PROXY_TABLE}.parquet", *(out / name for name in PLOTS)):
+            if stale not in written:
+                stale.unlink(missing_ok=True)
         _log.info("wrote %d files to %s", len(written), out)
         return written
 

@@ -48,6 +48,9 @@ __all__ = [
     "subscribes",
 ]
 
+MAX_SEED = 2**63 - 1
+"""The largest run seed: sweeps, replications and comparisons keep seeds as ``int64``."""
+
 CONTROLLER_NODE = "controller"
 """The controller's node name (the cluster sends its requests from ``"controller"``)."""
 
@@ -57,7 +60,12 @@ class SimulationConfig:
     """``[simulation]``: the run itself."""
 
     seed: int = attrs.field(
-        default=0, metadata=doc("run seed; every random stream is derived from it")
+        default=0,
+        validator=require(
+            "an integer from 0 to 2**63 - 1 (seeds are int64 columns of a sweep's tables)",
+            lambda value: 0 <= value <= MAX_SEED,
+        ),
+        metadata=doc("run seed, 0 to 2**63 - 1; every random stream is derived from it"),
     )
     duration: int = attrs.field(
         default=60_000_000,

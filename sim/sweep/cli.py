@@ -206,10 +206,14 @@ def sweep_main(argv: Sequence[str]) -> int:
                 )
             print(
                 f"records: {out_dir / 'records'} ("
-                + ", ".join(f"{t.name} {t.rows} rows" for t in manifest.tables.values())
+                + (
+                    ", ".join(f"{t.name} {t.rows} rows" for t in manifest.tables.values())
+                    or "none: no run finished"
+                )
                 + ")"
             )
             summary = pa.table({})
+            analysis_s = 0.0  # nothing to analyse when no run finished
             if manifest.tables:
                 started = time.perf_counter()
                 _, summary = analyse(spark, out_dir)

@@ -176,14 +176,17 @@ def write_report(out_dir: Path, summary: pa.Table, timings: SweepTimings | None 
 
 
 def _run_warnings(out_dir: Path, manifest: Manifest) -> list[tuple[int, int, str]]:
-    """(point, seed, warning) of every run, in point and seed order, from the ``run_summary``
-    records (none if they have no ``warnings`` column)."""
+    """(point, seed, warning) of every finished run, in point and seed order, from the
+    ``run_summary`` records (none if they have no ``warnings`` column; a point whose every
+    run failed has no records)."""
     info = manifest.tables.get("run_summary")
     if info is None or "warnings" not in info.columns:
         return []
     found: list[tuple[int, int, str]] = []
     for point_id in sorted(manifest.points):
         folder = out_dir / info.path / f"point_id={point_id}"
+        if not folder.is_dir():
+            continue
         runs = pq.read_table(folder, columns=["seed", "warnings"]).to_pylist()
         for run in sorted(runs, key=lambda r: int(r["seed"])):
             found.extend((point_id, int(run["seed"]), text) for text in run["warnings"] or [])

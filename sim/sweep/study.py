@@ -62,6 +62,7 @@ from typing import Any
 import attrs
 
 from sim.scenario import ScenarioError, resolve_source
+from sim.scenario.schema import MAX_SEED
 from sim.sweep.errors import StudyError
 from sim.sweep.statistics import metrics
 
@@ -86,8 +87,6 @@ MAX_POINTS = 10_000
 and checked on the driver before Spark starts, and each point is a row of the report."""
 MAX_RUNS = 100_000
 """The most runs (points x seeds) a study may have unless ``allow_large``."""
-MAX_SEED = 2**63 - 1
-"""The largest seed: seeds are stored as ``int64``."""
 _LIFT = "set allow_large = true in [study] to run it anyway"
 _REPORT_KEYS = {"x", "series", "metrics", "references"}
 DEFAULT_REPORT_METRICS = (

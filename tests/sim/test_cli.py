@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -185,11 +186,32 @@ def test_python_dash_m_sim_works() -> None:
     assert "Traceback" not in completed.stderr
 
 
+def test_output_piped_to_a_reader_that_stopped_is_no_traceback() -> None:
+    """``python -m sim knobs default | head -3``: the reader closes the pipe early; the command
+    stops quietly, as Unix tools do, with status 141 (128 + SIGPIPE)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # a reader that has already stopped: every write fails
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "sim", "knobs", "default"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert (completed.returncode, completed.stderr) == (141, "")
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
         (["--set", "producers[0].rate=inf"], "producers[0].rate: expected a finite number"),
         (["--set", "network.client_broker.sigma=1e6"], "network.client_broker.sigma: must be"),
+        (["--seed", "-5"], "simulation.seed: must be an integer from 0 to 2**63 - 1"),
+        (["--seed", str(2**63)], "simulation.seed: must be an integer from 0 to 2**63 - 1"),
     ],
 )
 def test_bad_numbers_exit_2_before_simulating(

@@ -142,6 +142,15 @@ def test_same_seed_gives_byte_identical_run_directories(tmp_path: Path) -> None:
     assert all(path.suffix != ".png" for path in other)
 
 
+def test_a_run_written_over_an_earlier_one_leaves_none_of_its_files(tmp_path: Path) -> None:
+    """Rewriting a run directory (``sim run --out`` again, here with ``--no-plots``) removes
+    the earlier run's plots and proxy table, which would otherwise show another run."""
+    _run(3).write(tmp_path)
+    (tmp_path / "proxy.parquet").write_bytes(b"an earlier run's consume proxy records")
+    written = _run(4).write(tmp_path, plots=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(p.name for p in written)
+
+
 def test_tables_hold_consistent_per_message_and_per_request_measurements() -> None:
     result = _run(5)
     messages = result.messages.to_pylist()

@@ -64,6 +64,9 @@ def test_a_list_of_seeds_runs_exactly_those(tmp_path: Path, capsys: Capture) -> 
         ("1,-2", [], "expected seeds (integers >= 0)"),
         ("3,3", [], "a seed is listed twice"),
         ("1,2", ["--seed", "7"], "a list of seeds and --seed together"),
+        ("1000000000", [], "1,000,000,000 seeds is above the limit of 10,000"),
+        ("3", ["--seed", str(2**63 - 2)], '"3" goes past the largest seed'),
+        (f"1,{2**63}", [], "goes past the largest seed, 9223372036854775807"),
     ],
 )
 def test_bad_seeds_exit_2_in_one_line_before_running(
@@ -81,3 +84,34 @@ def test_a_statistic_over_seeds_skips_runs_without_a_value() -> None:
     assert (stat.n, stat.mean) == (2, 3.0)
     assert stat.ci95 == pytest.approx(mean_confidence_interval([2.0, 4.0]).half_width)
     assert Statistic.of("x", [5.0]).ci95 is None and Statistic.of("x", [None]).mean is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "holds"),
+    [
+        (["--seeds", "2"], [], "a replication's output, replications.json"),
+        ([], ["--seeds", "2"], "a single run's output, summary.json"),
+        (["--seeds", "3"], ["--seeds", "2"], "seed-3/, a seed this run does not have"),
+    ],
+)
+def test_a_run_into_another_kind_of_output_exits_2_and_changes_nothing(
+    tmp_path: Path, capsys: Capture, first: list[str], second: list[str], holds: str
+) -> None:
+    """Writing a single run over a replication directory (or the reverse, or fewer seeds over
+    more) would leave a directory that mixes two runs, which `sim compare` and `load_run` read
+    without a word: refused in one line before anything runs."""
+    assert main(["run", *first, *SHORT, "--out", str(tmp_path)]) == 0
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["run", *second, *SHORT, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"output error: {tmp_path}: holds {holds}")
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_the_same_replications_again_into_their_directory_rewrite_it(tmp_path: Path) -> None:
+    assert main(["run", "--seeds", "2", *SHORT, "--out", str(tmp_path)]) == 0
+    document = (tmp_path / "replications.json").read_bytes()
+    assert main(["run", "--seeds", "2", *SHORT, "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "replications.json").read_bytes() == document

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
-from sim.sweep.manifest import FailedRun, KnobInfo, Manifest
+from sim.sweep.manifest import FailedRun, KnobInfo, Manifest, TableInfo
 from sim.sweep.report import SweepTimings, _dodged, write_report
 from sim.sweep.statistics import label, metrics
 
@@ -109,3 +111,27 @@ def test_coinciding_series_are_shifted_apart_symmetrically(log: bool) -> None:
     scale = math.log10 if log else float  # evenly spaced on the axis drawn
     left, middle, right = (scale(s[0]) for s in shifted)
     assert right - middle == pytest.approx(middle - left)
+
+
+def test_a_point_whose_every_seed_failed_has_no_records_and_the_report_still_lists_it(
+    tmp_path: Path,
+) -> None:
+    """A point with no finished run has no ``point_id=N`` folder of records: the report reads
+    the other points' warnings and lists the failed point's runs under Failed runs."""
+    out, summary = _sweep(tmp_path)
+    manifest = attrs.evolve(
+        Manifest.read(out),
+        tables={"run_summary": TableInfo("run_summary", "records/run_summary", 10,
+                                         ("point_id", "seed", "warnings"))},
+        failed=(FailedRun(5, 1, "TaskTimeLimit: too long"), FailedRun(5, 2, "RuntimeError: x")),
+    )  # fmt: skip
+    manifest.write(out)
+    for point_id in range(5):
+        folder = out / "records" / "run_summary" / f"point_id={point_id}"
+        folder.mkdir(parents=True)
+        warnings = [["consumer burrow fell behind"] if point_id == 4 else [], []]
+        pq.write_table(pa.table({"seed": [1, 2], "warnings": warnings}), folder / "all.parquet")
+    kept = summary.filter(pc.not_equal(summary["point_id"], 5))
+    markdown = write_report(out, kept).read_text(encoding="utf-8")
+    assert "consumer burrow fell behind" in markdown
+    assert "| 5 | 12 | per_partition | 1 | TaskTimeLimit: too long |" in markdown

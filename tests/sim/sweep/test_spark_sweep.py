@@ -312,7 +312,10 @@ def test_a_broken_run_function_fails_every_run_in_one_line(
     assert stderr.startswith("sweep: 8 of 8 runs failed: point 0 seed 1 (RunnerError: ")
     assert "no 'messages' table" in stderr and ", and 5 more; all are listed in " in stderr
     assert stdout.splitlines()[-1] == f"report: {tmp_path / 'report.md'}"
-    assert (tmp_path / "report.md").read_text().count("RunnerError") == 8
+    assert f"records: {tmp_path / 'records'} (none: no run finished)" in stdout
+    report = (tmp_path / "report.md").read_text()
+    assert report.count("RunnerError") == 8
+    assert "analysis 0.0 s" in report  # nothing analysed, not "not measured"
     assert not (tmp_path / "summary.csv").exists()
 
 
