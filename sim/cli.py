@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
+
 from sim.logs import DEFAULT_LEVEL, LEVELS, configure_logging
 from sim.output.directory import OutputDirError, prepare_output_dir
 from sim.scenario import Scenario, ScenarioError, bundled_scenarios, load_scenario
@@ -149,6 +151,16 @@ def _overrides(args: argparse.Namespace) -> list[str]:
     return [*args.overrides, *(fault_override(fault) for fault in args.faults)]
 
 
+def _described(scenario: Scenario, args: argparse.Namespace) -> Scenario:
+    """``scenario`` with its description naming the ``--set`` and ``--fault`` options that
+    changed it: the description titles the run's plots and its summary, and a file's
+    "Burrow with 10 workers" must not title a run of ``--set burrow.num_workers=8``."""
+    changes = [*args.overrides, *(f"fault {fault}" for fault in args.faults)]
+    if not changes:
+        return scenario
+    return attrs.evolve(scenario, description=f"{scenario.description} [{'; '.join(changes)}]")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -182,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
         overrides.append(f"simulation.seed={args.seed}")
     if args.duration is not None:
         overrides.append(f"simulation.duration={_with_unit(args.duration)}")
-    scenario = load_scenario(args.scenario, overrides)
+    scenario = _described(load_scenario(args.scenario, overrides), args)
     seeds = None if args.seeds is None else _seeds(args.seeds, scenario, args.seed)
     if args.out is not None:
         _refuse_other_outputs(prepare_output_dir(Path(args.out)), seeds)

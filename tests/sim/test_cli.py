@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.scenario import Scenario
+from sim.cli import _described, main
+from sim.scenario import Scenario, load_scenario
 from tests.sim.test_output import SHORT, toy_world
 
 Capture = pytest.CaptureFixture[str]
@@ -103,6 +104,21 @@ def test_run_writes_the_run_directory_and_prints_the_summary(
         "messages.parquet", "provenance.json", "requests.parquet", "scenario.toml",
         "summary.json", "timeseries.parquet",
     ]  # fmt: skip
+
+
+def test_a_run_changed_by_set_or_fault_says_so_in_its_description(
+    tmp_path: Path,
+) -> None:
+    """The description titles the plots and the summary: a file's "10 workers" must not
+    title a run of 8, so the options that changed the scenario are named in it."""
+    argv = ["run", "default", *_short_args(), "--set", "burrow.num_workers=8",
+            "--fault", "broker_failure broker=1 at=1s duration=500ms"]  # fmt: skip
+    assert main([*argv, "--out", str(tmp_path / "run"), "--no-plots", "--no-progress"]) == 0
+    description = json.loads((tmp_path / "run" / "summary.json").read_text())["run"]["description"]
+    assert description.startswith(load_scenario("default").description + " [")
+    assert "burrow.num_workers=8" in description and "fault broker_failure broker=1" in description
+    unchanged = argparse.Namespace(overrides=[], faults=[])
+    assert _described(load_scenario("default"), unchanged) == load_scenario("default")
 
 
 def test_knobs_lists_paths_values_and_help(capsys: Capture) -> None:
