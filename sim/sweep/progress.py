@@ -3,8 +3,8 @@
 The job runs in one background thread (the driver's only one) under a unique job group; the
 calling thread polls the tracker four times a second and moves the bar by the number of
 completed tasks of the group's stages. Failed task attempts that Spark retries show in the
-bar's postfix; Ctrl-C cancels the group's jobs. This lives at the program's edge: wall-clock
-polling never reaches the simulator.
+bar's postfix; Ctrl-C cancels the group's jobs, with Spark's log silenced first. This lives at
+the program's edge: wall-clock polling never reaches the simulator.
 """
 
 from __future__ import annotations
@@ -65,6 +65,9 @@ def run_with_progress(
             try:
                 result = future.result(timeout=POLL_INTERVAL_S)
             except KeyboardInterrupt:
+                # The caller says "interrupted" in its own line: the cancelled tasks' warnings
+                # and stack traces would only bury it.
+                sc.setLogLevel("OFF")
                 sc.cancelJobGroup(group)
                 raise
             except concurrent.futures.TimeoutError:

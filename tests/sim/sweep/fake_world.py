@@ -202,6 +202,23 @@ def jvm_killing(
     return run_point(table, overrides, seed, duration_s)
 
 
+INTERRUPT_DRIVER = "SIM_TEST_INTERRUPT_DRIVER"
+
+
+def driver_interrupting(
+    table: Mapping[str, Any], overrides: Mapping[str, Any], seed: int, duration_s: float | None
+) -> dict[str, pa.Table]:
+    """With the environment variable ``SIM_TEST_INTERRUPT_DRIVER`` set, sends SIGINT to the
+    sweep's driver process (the Spark JVM's parent) at point 3 and keeps running, as a run
+    still busy when someone interrupts the driver alone; otherwise runs normally."""
+    if os.environ.get(INTERRUPT_DRIVER) and is_run(overrides, seed, 3, 1):
+        jvm = jvm_of(os.getpid())
+        driver = int(Path(f"/proc/{jvm}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(driver, signal.SIGINT)
+        time.sleep(60)
+    return run_point(table, overrides, seed, duration_s)
+
+
 def logged(
     log_dir: Path,
     table: Mapping[str, Any],

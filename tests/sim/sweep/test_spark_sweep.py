@@ -33,7 +33,7 @@ from sim.scenario import load_scenario
 from sim.sweep import session as session_module
 from sim.sweep import simulate
 from sim.sweep.analysis import analyse
-from sim.sweep.cli import sweep_bench_main, sweep_main
+from sim.sweep.cli import EXIT_INTERRUPTED, sweep_bench_main, sweep_main
 from sim.sweep.errors import JavaNotFoundError, OutputConflictError, SweepError
 from sim.sweep.grid import expand_tasks
 from sim.sweep.java import install_hint
@@ -528,6 +528,30 @@ def test_a_rerun_keeps_the_finished_runs_and_runs_only_the_others(
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the JVM through /proc")
+def test_an_interrupted_driver_says_so_in_one_line_without_spark_s_stack_traces(
+    tmp_path: Path,
+) -> None:
+    """SIGINT to the driver alone while a run is busy (not Ctrl-C in a terminal, which also
+    reaches the workers): the running job is cancelled quietly and the sweep ends with its
+    own line, not the cancelled task's Java stack trace."""
+    out = tmp_path / "out"
+    runner = "tests.sim.sweep.fake_world:driver_interrupting"
+    argv = [str(TINY_STUDY), "--out", str(out), "--runner", runner, "--master", "local[1]"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "sim", "sweep", *argv],
+        capture_output=True, text=True, check=False, timeout=600,
+        env={**os.environ, fake_world.INTERRUPT_DRIVER: "1"},
+    )  # fmt: skip
+    assert completed.returncode == EXIT_INTERRUPTED, completed.stderr
+    lines = completed.stderr.splitlines()
+    assert lines[-1].startswith("sweep: interrupted; the runs that finished are kept")
+    after_start = lines[next(i for i, line in enumerate(lines) if "sweep tiny" in line) :]
+    spark_lines = [line for line in after_start if " WARN " in line or " ERROR " in line]
+    assert not spark_lines and not [line for line in lines if line.lstrip().startswith("at ")]
+    assert "Traceback" not in completed.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the JVM through /proc")
 def test_a_killed_jvm_is_one_line_and_the_rerun_resumes(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -579,7 +603,7 @@ def test_a_sweep_starts_spark_without_its_start_up_noise(tmp_path: Path) -> None
     # untruncated plans keep Spark's notices that say nothing about the sweep off stderr.
     argv = [str(TINY_STUDY), "--out", str(tmp_path / "out"), "--runner", FAKE_RUNNER]
     completed = subprocess.run(
-        [sys.executable, "-m", "sim", "sweep", *argv, "--no-progress"],
+        [sys.executable, "-m", "sim", "sweep", *argv],
         capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr
