@@ -293,6 +293,11 @@ class Feed:
             if dead is not None:
                 self._dead[dead[0]].remove(dead[1])
 
+    def unproduced(self) -> int:
+        """How many records, to every destination together, wait to be produced or are in
+        flight: what a server stopping now leaves unwritten."""
+        return sum(len(out.unsent) + len(out.sent) for out in self._outgoing.values())
+
     def waiting(self, tp: TopicPartition) -> bool:
         """True while records for partition ``tp`` (a destination: a log or dead-letter
         partition) wait to be produced or are in flight (the proxy's new entries count once

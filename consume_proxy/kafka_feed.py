@@ -192,6 +192,12 @@ class KafkaFeed:
                 await _closed(consumer)  # revokes what it holds: the last commits
                 async with self._producing:
                     await self._produce(producer, rounds=int(_CLOSE_TIMEOUT_S / _FLUSH_S))
+                if left := self.feed.unproduced():
+                    _logger.warning(
+                        "stopped with %d record%s not produced (Kafka did not take %s in time): "
+                        "the next owner may hand %s records out again",
+                        *(left, "", "it", "its") if left == 1 else (left, "s", "them", "their"),
+                    )
                 await _closed(reader)
 
     # -- the loops (trio thread) ------------------------------------------------------------------

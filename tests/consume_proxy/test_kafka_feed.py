@@ -253,3 +253,19 @@ async def test_a_partition_whose_log_cannot_be_read_waits_unserved_and_the_serve
         await trio.sleep(1.5)
         assert feed.proxy.served == []
         assert "cannot claim" in caplog.text  # the retries, a second later
+
+
+async def test_stopping_while_kafka_is_unreachable_says_what_was_not_produced(
+    kafka: ServerThread, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("consume_proxy.kafka_feed._CLOSE_TIMEOUT_S", 1.0)  # the test's patience
+    monkeypatch.setattr("consume_proxy.kafka_feed._FLUSH_S", 0.2)
+    produce(kafka.bootstrap_servers, "one", 1)
+    async with feeding(kafka.bootstrap_servers, "one") as feed:
+        await until_serving(feed, 1)
+        record = await read(feed)
+        assert record is not None
+        await until(lambda: not feed.feed.unproduced())  # its Pending entry is in the log
+        await trio.to_thread.run_sync(kafka.call, lambda: kafka.server.stop_broker(0))
+        feed.proxy.acknowledge(TopicPartition("one", 0), 0)  # its entry cannot be produced
+    assert "stopped with 1 record not produced" in caplog.text
