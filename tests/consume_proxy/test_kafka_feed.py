@@ -7,6 +7,7 @@ believes it owns a partition fenced by the claim of another."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from itertools import count
@@ -175,6 +176,23 @@ async def test_eager_rebalance_keeps_what_stays_and_the_new_owner_keeps_the_leas
                 )
             again = await read(second)
             assert again is not None and (again.partition, again.offset) == (moved.partition, 2)
+
+
+async def test_a_rebalance_logs_what_moved_and_nothing_for_an_empty_assignment(
+    kafka: ServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "consume_proxy.kafka_feed")
+    async with feeding(kafka.bootstrap_servers, "two") as first:
+        await until_serving(first, 2)
+        async with feeding(kafka.bootstrap_servers, "two") as second:
+            await until_serving(first, 1)
+            await until_serving(second, 1)
+            (moved,) = second.proxy.served
+            # cooperative-sticky: the first server loses one partition and gains none
+            messages = [record.getMessage() for record in caplog.records]
+    assert f"revoked {moved}" in messages
+    assert messages.count(f"assigned {moved} from 0") == 1  # at the second server
+    assert "assigned " not in messages
 
 
 async def test_an_acknowledgement_at_any_server_reaches_the_owner(kafka: ServerThread) -> None:
