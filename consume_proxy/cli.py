@@ -1,8 +1,8 @@
 """The command line: ``python -m consume_proxy serve --bootstrap HOST:PORT --topic T --group G
 [--port P] ...``.
 
-``serve`` runs one proxy server (:func:`consume_proxy.server.serve`) until Ctrl-C (SIGINT):
-it logs where it listens, and on Ctrl-C commits, leaves the group and exits 0. ``-X
+``serve`` runs one proxy server (:func:`consume_proxy.server.serve`) until Ctrl-C (SIGINT)
+or SIGTERM: it logs where it listens, and on either commits, leaves the group and exits 0. ``-X
 NAME=VALUE`` (repeatable) passes a setting to the Kafka clients (librdkafka's names; prefixed
 ``consumer.`` or ``producer.`` for the consumers or the producer only, e.g. ``-X
 consumer.session.timeout.ms=6000``). Bad options get one line and exit 2.
@@ -26,6 +26,7 @@ from consume_proxy.proxy import (
     DEFAULT_LEASE_DURATION,
     DEFAULT_MAX_RECORD_LOCKS,
 )
+from trio_http import stop_on_sigterm
 
 __all__ = ["main"]
 
@@ -108,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(stop_on_sigterm)
             port = await nursery.start(
                 partial(
                     serve,

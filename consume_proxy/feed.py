@@ -267,9 +267,7 @@ class Feed:
     def batches(self) -> list[Batch]:
         """What to produce now: per partition, what waits there, unless a batch to it is in
         flight."""
-        for entry in self.proxy.poll_log():
-            key, value = encode_entry(entry)
-            self._queue(self.log_partition(entry.tp), OutRecord(key, value), None)
+        self._take_log()
         batches = []
         for tp, out in self._outgoing.items():
             if out.unsent and out.in_flight is None:
@@ -292,6 +290,19 @@ class Feed:
         for _, dead in sent:
             if dead is not None:
                 self._dead[dead[0]].remove(dead[1])
+
+    def unproduced(self) -> int:
+        """How many records, to every destination together, wait to be produced (the proxy's
+        new log entries included: this queues them) or are in flight: what a server stopping
+        now leaves unwritten."""
+        self._take_log()
+        return sum(len(out.unsent) + len(out.sent) for out in self._outgoing.values())
+
+    def _take_log(self) -> None:
+        """Queue the proxy's new log entries, each for its log partition."""
+        for entry in self.proxy.poll_log():
+            key, value = encode_entry(entry)
+            self._queue(self.log_partition(entry.tp), OutRecord(key, value), None)
 
     def waiting(self, tp: TopicPartition) -> bool:
         """True while records for partition ``tp`` (a destination: a log or dead-letter

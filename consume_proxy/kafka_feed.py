@@ -192,6 +192,12 @@ class KafkaFeed:
                 await _closed(consumer)  # revokes what it holds: the last commits
                 async with self._producing:
                     await self._produce(producer, rounds=int(_CLOSE_TIMEOUT_S / _FLUSH_S))
+                if left := self.feed.unproduced():
+                    _logger.warning(
+                        "stopped with %d record%s not produced (Kafka did not take %s in time): "
+                        "the next owner may hand %s records out again",
+                        *(left, "", "it", "its") if left == 1 else (left, "s", "them", "their"),
+                    )
                 await _closed(reader)
 
     # -- the loops (trio thread) ------------------------------------------------------------------
@@ -405,10 +411,13 @@ class KafkaFeed:
             consumer.incremental_assign(fetch)
         else:
             consumer.assign(fetch)
-        _logger.info("assigned %s", ", ".join(f"{tp} from {o}" for tp, o in positions.items()))
+        if positions:  # a cooperative rebalance that gives nothing calls this too
+            _logger.info("assigned %s", ", ".join(f"{tp} from {o}" for tp, o in positions.items()))
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         revoked = [TopicPartition(p.topic, p.partition) for p in partitions]
+        if revoked:
+            _logger.info("revoked %s", ", ".join(map(str, revoked)))
         try:
             positions = trio.from_thread.run_sync(self._revoked, revoked)
             trio.from_thread.run(self._drain, revoked)

@@ -18,6 +18,10 @@ clock with real time and carries bytes.
   key or version (ApiVersions excepted: it is answered with UNSUPPORTED_VERSION), bytes that
   do not parse, a client gone mid-frame; an unexpected exception while serving a request is
   logged and closes the connection too. No state changes for a request that did not parse.
+* **Idle connections are closed** after ``connections_max_idle_ms`` (Kafka's
+  ``connections.max.idle.ms``, 10 minutes) without a byte from the client while no request
+  of theirs is in progress, so a client that stalls mid-frame (or just leaves its socket
+  open) does not hold its connection forever. A long poll in progress is not idle.
 * **A reaper task** advances the cluster to the current time whenever the brokers' earliest
   timer is due (delayed produce and fetch expiry, ISR checks, replica fetch back-off), and
   is woken after every request, which may have moved that deadline earlier.
@@ -50,6 +54,8 @@ __all__ = ["KafkaServer", "TopicSpec"]
 
 _logger = logging.getLogger(__name__)
 _SIZE_BYTES = 4
+CONNECTIONS_MAX_IDLE_MS = 600_000
+"""Kafka's ``connections.max.idle.ms`` default: a connection silent this long is closed."""
 _TOPIC_ID_NAMESPACE = uuid.UUID("5d1d5d8a-4e0e-4b4e-9a57-6b6166b3c0de")
 
 
@@ -171,6 +177,8 @@ class KafkaServer:
     ``topics`` are created at start-up; unknown topics named in a Metadata request are created
     with ``default_partitions`` and ``default_replication_factor`` (capped at the live brokers)
     unless ``auto_create_topics`` is False. ``config`` configures every broker.
+    ``max_request_bytes`` bounds a frame and ``connections_max_idle_ms`` a client's silence
+    (Kafka's ``socket.request.max.bytes`` and ``connections.max.idle.ms``).
 
     Run it with ``await server.serve()`` (or ``nursery.start(server.serve)``, which returns once
     every broker listens); cancel it to stop. The attributes below are valid from then on.
@@ -188,9 +196,12 @@ class KafkaServer:
         default_partitions: int = 1,
         default_replication_factor: int = 3,
         max_request_bytes: int = MAX_REQUEST_BYTES,
+        connections_max_idle_ms: int = CONNECTIONS_MAX_IDLE_MS,
     ) -> None:
         if brokers < 1:
             raise ValueError(f"a server needs at least one broker, got {brokers}")
+        if connections_max_idle_ms < 1:
+            raise ValueError(f"connections_max_idle_ms must be >= 1, got {connections_max_idle_ms}")
         self.host = host
         self.port = port
         self.topics = tuple(topics)
@@ -198,6 +209,7 @@ class KafkaServer:
         self.default_partitions = default_partitions
         self.default_replication_factor = default_replication_factor
         self.max_request_bytes = max_request_bytes
+        self.connections_max_idle_ms = connections_max_idle_ms
         self.cluster_id = "kafka-purgatory"
         self._start_ms = int(time.time() * 1000)
         self.clock = ManualClock(self._start_ms)
@@ -359,7 +371,8 @@ class KafkaServer:
     async def _read_frame(
         self, stream: trio.SocketStream, buffer: bytearray, name: str
     ) -> bytes | None:
-        """The next frame, or None if the client closed or sent a size out of bounds."""
+        """The next frame, or None if the client closed, sent a size out of bounds or was
+        silent for ``connections_max_idle_ms``."""
         size: int | None = None
         while True:
             if size is None and len(buffer) >= _SIZE_BYTES:
@@ -371,7 +384,12 @@ class KafkaServer:
                 frame = bytes(buffer[_SIZE_BYTES : _SIZE_BYTES + size])
                 del buffer[: _SIZE_BYTES + size]
                 return frame
-            data = await stream.receive_some(65536)
+            data = b""
+            with trio.move_on_after(self.connections_max_idle_ms / 1000) as idle:
+                data = await stream.receive_some(65536)
+            if idle.cancelled_caught:
+                _logger.info("%s: idle for %d ms: closing", name, self.connections_max_idle_ms)
+                return None
             if not data:
                 if buffer:
                     _logger.info("%s: the client left mid-frame", name)

@@ -1,7 +1,8 @@
 """The command line: ``python -m msgqueue serve [--host H] [--port P] [--backend B] ...``.
 
-``serve`` runs the HTTP server (:func:`msgqueue.server.serve`) until Ctrl-C (SIGINT), then
-closes the back end (for SQLite: every answered request is already committed) and exits 0.
+``serve`` runs the HTTP server (:func:`msgqueue.server.serve`) until Ctrl-C (SIGINT) or
+SIGTERM, then closes the back end (for SQLite: every answered request is already committed)
+and exits 0.
 ``--backend`` is ``memory`` or ``sqlite:PATH``; ``--token ACCOUNT=TOKEN`` (repeatable) turns
 on access control; ``--max-body`` bounds request bodies. Bad options get one line and exit 2.
 """
@@ -18,6 +19,7 @@ import trio
 from msgqueue.backend import open_backend
 from msgqueue.http import DEFAULT_MAX_BODY
 from msgqueue.server import serve
+from trio_http import stop_on_sigterm
 
 __all__ = ["main"]
 
@@ -59,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(stop_on_sigterm)
             port = await nursery.start(
                 partial(
                     serve,

@@ -271,6 +271,7 @@ def test_the_check_catches_a_cycle() -> None:
 
 _PROXY_DRIVERS = {
     "consume_proxy.cluster_feed": {"apis", "cluster"},
+    "consume_proxy.cli": {"trio_http"},
     "consume_proxy.http": {"trio_http"},
     "consume_proxy.server": {"trio_http"},
     "consume_proxy.bench.throughput": {"trio_http"},
@@ -281,8 +282,8 @@ _PROXY_DRIVERS = {
 
 def test_the_consume_proxy_core_needs_no_kafka_client() -> None:
     # Only the adapter (consume_proxy.cluster_feed) talks to the cluster, only the front end,
-    # the server and the benchmarks to trio_http; the core, and the package's __init__, stay
-    # on purgatory and replica's types.
+    # the server, the command and the benchmarks to trio_http; the core, and the package's
+    # __init__, stay on purgatory and replica's types.
     found = [
         f"{module} imports {target}"
         for module, targets in sorted(GRAPH.items())

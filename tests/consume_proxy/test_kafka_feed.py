@@ -7,6 +7,7 @@ believes it owns a partition fenced by the claim of another."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from itertools import count
@@ -177,6 +178,23 @@ async def test_eager_rebalance_keeps_what_stays_and_the_new_owner_keeps_the_leas
             assert again is not None and (again.partition, again.offset) == (moved.partition, 2)
 
 
+async def test_a_rebalance_logs_what_moved_and_nothing_for_an_empty_assignment(
+    kafka: ServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "consume_proxy.kafka_feed")
+    async with feeding(kafka.bootstrap_servers, "two") as first:
+        await until_serving(first, 2)
+        async with feeding(kafka.bootstrap_servers, "two") as second:
+            await until_serving(first, 1)
+            await until_serving(second, 1)
+            (moved,) = second.proxy.served
+            # cooperative-sticky: the first server loses one partition and gains none
+            messages = [record.getMessage() for record in caplog.records]
+    assert f"revoked {moved}" in messages
+    assert messages.count(f"assigned {moved} from 0") == 1  # at the second server
+    assert "assigned " not in messages
+
+
 async def test_an_acknowledgement_at_any_server_reaches_the_owner(kafka: ServerThread) -> None:
     produce(kafka.bootstrap_servers, "two", 4, partitions=2)
     async with (
@@ -253,3 +271,19 @@ async def test_a_partition_whose_log_cannot_be_read_waits_unserved_and_the_serve
         await trio.sleep(1.5)
         assert feed.proxy.served == []
         assert "cannot claim" in caplog.text  # the retries, a second later
+
+
+async def test_stopping_while_kafka_is_unreachable_says_what_was_not_produced(
+    kafka: ServerThread, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("consume_proxy.kafka_feed._CLOSE_TIMEOUT_S", 1.0)  # the test's patience
+    monkeypatch.setattr("consume_proxy.kafka_feed._FLUSH_S", 0.2)
+    produce(kafka.bootstrap_servers, "one", 1)
+    async with feeding(kafka.bootstrap_servers, "one") as feed:
+        await until_serving(feed, 1)
+        record = await read(feed)
+        assert record is not None
+        await until(lambda: not feed.feed.unproduced())  # its Pending entry is in the log
+        await trio.to_thread.run_sync(kafka.call, lambda: kafka.server.stop_broker(0))
+        feed.proxy.acknowledge(TopicPartition("one", 0), 0)  # its entry cannot be produced
+    assert "stopped with 1 record not produced" in caplog.text

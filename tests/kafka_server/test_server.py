@@ -162,6 +162,26 @@ async def test_client_vanishing_mid_frame_and_mid_long_poll(server: KafkaServer)
     assert (await read_response(other, 18, 0))[0] == 3
 
 
+async def test_a_connection_silent_past_connections_max_idle_ms_is_closed(
+    nursery: trio.Nursery,
+) -> None:
+    server: KafkaServer = await nursery.start(KafkaServer(1, connections_max_idle_ms=200).serve)
+    stalled = await connect(server)
+    await stalled.send_all(frame(18, 0, 1)[:5])  # a truncated frame, then silence
+    silent = await connect(server)
+    with trio.fail_after(10):  # both closed by the server, not by the test
+        assert await stalled.receive_some() == b""
+        assert await silent.receive_some() == b""
+    fresh = await connect(server)  # the broker serves on
+    await fresh.send_all(frame(18, 0, 2))
+    assert (await read_response(fresh, 18, 0))[0] == 2
+
+
+def test_connections_max_idle_ms_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="connections_max_idle_ms must be >= 1, got 0"):
+        KafkaServer(1, connections_max_idle_ms=0)
+
+
 def _nested(cls: type, field: str) -> type:
     return nested(cls, field)
 

@@ -237,7 +237,10 @@ async def test_sqlite_survives_a_restart_with_its_deadlines(tmp_path: Path) -> N
     backend.close()
 
 
-def test_the_serve_command_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])  # Ctrl-C, a process manager
+def test_the_serve_command_stops_cleanly_on_ctrl_c_or_sigterm(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     command = [sys.executable, "-m", "msgqueue", "serve", "--port", "0"]
     command += ["--backend", f"sqlite:{tmp_path / 'q.db'}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -249,7 +252,7 @@ def test_the_serve_command_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
         assert "serving" in line
         url = line.rsplit(" ", 1)[1].strip()
         assert httpx.put(f"{url}/acct/q/m", content=b"x").status_code == 201
-        server.send_signal(signal.SIGINT)
+        server.send_signal(stop)
         try:
             _, errors = server.communicate(timeout=30)
         except subprocess.TimeoutExpired:
