@@ -15,4 +15,3 @@ class ApisError(Exception):
 
 class RequestHeaderMismatchError(ApisError, ValueError):
     """A :class:`~apis.request_channel.Request`'s header names another API than its body."""
-

@@ -385,9 +385,7 @@ class KafkaApis:
                 # ones it woke: with nothing rejected that is already the response.
                 # (A consumer's data carries no log end offset: the ReplicaManager leaves it out.)
                 responses = {**rejected_data, **data} if rejected_data else data
-                session_id, responses = fetch_manager.response_data(
-                    context, responses, clock()
-                )
+                session_id, responses = fetch_manager.response_data(context, responses, clock())
                 respond(FetchResponse(Errors.NONE, responses, session_id=session_id))
 
             if not valid and not context.waits_on_idle:

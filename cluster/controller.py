@@ -69,9 +69,7 @@ class Controller:
         self._states: dict[TopicPartition, PartitionState] = {}
 
     def __repr__(self) -> str:
-        return (
-            f"Controller(live={sorted(self._live)}, partitions={len(self._states)})"
-        )
+        return f"Controller(live={sorted(self._live)}, partitions={len(self._states)})"
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -185,9 +183,7 @@ class Controller:
                     broker_id, state.leader_epoch + 1, (broker_id,), state.replicas
                 )
         self._states.update(changed)
-        own = {
-            tp: self._refreshed(tp) for tp, s in self._states.items() if broker_id in s.replicas
-        }
+        own = {tp: self._refreshed(tp) for tp, s in self._states.items() if broker_id in s.replicas}
         self._send_update_metadata(self._live)
         self._send_leader_and_isr(own, only=[broker_id])
         self._send_leader_and_isr(changed, only=self._live - {broker_id})

@@ -200,8 +200,7 @@ class ClusterStateMachine(RuleBasedStateMachine):
             for batch in data.records:
                 if batch.last_offset >= data.high_watermark:
                     self._violation(
-                        f"{tp}: consumer got offset {batch.last_offset} at HW "
-                        f"{data.high_watermark}"
+                        f"{tp}: consumer got offset {batch.last_offset} at HW {data.high_watermark}"
                     )
                 for i, record in enumerate(batch.records):
                     self.durable[tp][batch.base_offset + i] = record.value

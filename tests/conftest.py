@@ -30,9 +30,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if not any(compiled_packages(_PACKAGES).values()):
         return
     for item in items:
-        if item.get_closest_marker("pure_python") is not None and isinstance(
-            item, pytest.Function
-        ):
+        if item.get_closest_marker("pure_python") is not None and isinstance(item, pytest.Function):
             item.obj = _on_pure_python(item)
 
 

@@ -257,7 +257,10 @@ def test_no_import_cycle_between_packages() -> None:
     ],
 )
 def test_the_check_catches_a_back_import(
-    layers: tuple[tuple[str, ...], ...], module: str, target: str, expected: str,
+    layers: tuple[tuple[str, ...], ...],
+    module: str,
+    target: str,
+    expected: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(GRAPH, module, GRAPH[module] | {target})

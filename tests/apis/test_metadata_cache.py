@@ -25,8 +25,7 @@ def test_update_and_lookups() -> None:
     assert metadata.partitions[1].error is Errors.LEADER_NOT_AVAILABLE
     # an older controller epoch is refused and changes nothing
     assert (
-        cache.update_metadata(UpdateMetadataRequest(8, 4, [], {}))
-        is Errors.STALE_CONTROLLER_EPOCH
+        cache.update_metadata(UpdateMetadataRequest(8, 4, [], {})) is Errors.STALE_CONTROLLER_EPOCH
     )
     assert [b.broker_id for b in cache.alive_brokers()] == [1, 2]
     assert cache.controller_id == 7

@@ -54,7 +54,10 @@ def test_topics_are_assigned_round_robin_and_known_everywhere() -> None:
         assert [b.broker_id for b in response.brokers] == [0, 1, 2]
         assert response.controller_id == cluster.controller.controller_id
         assert {p: m.leader for p, m in response.topics["t"].partitions.items()} == {
-            0: 0, 1: 1, 2: 2, 3: 0
+            0: 0,
+            1: 1,
+            2: 2,
+            3: 0,
         }
     for tp, state in created.items():
         for replica in state.replicas:

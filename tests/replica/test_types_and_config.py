@@ -122,8 +122,9 @@ def test_partition_state_validation(
             st.none() | st.binary(max_size=200),
             st.none() | st.binary(max_size=9000),
             st.integers(-(10**13), 10**13),
-            st.lists(st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=5)), max_size=3)
-            .map(tuple),
+            st.lists(
+                st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=5)), max_size=3
+            ).map(tuple),
         ),
         max_size=70,
     )

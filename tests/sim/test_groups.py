@@ -273,4 +273,3 @@ def test_the_member_state_table() -> None:
         (s.COMPLETING_REBALANCE, e.RESET): s.UNJOINED,
         (s.STABLE, e.RESET): s.UNJOINED,
     }
-

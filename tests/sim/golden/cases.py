@@ -65,8 +65,11 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "consume-proxy": (
         "consume-proxy",
         (
-            "simulation.duration=3s", "simulation.warmup=1s", "producers[0].rate=300",
-            "proxy.readers.count=12", "proxy.lease_duration_ms=200",
+            "simulation.duration=3s",
+            "simulation.warmup=1s",
+            "producers[0].rate=300",
+            "proxy.readers.count=12",
+            "proxy.lease_duration_ms=200",
         ),
     ),
 }
@@ -80,6 +83,5 @@ def digests(name: str, tmp: str | Path) -> dict[str, str]:
     out = Path(tmp) / name
     run_scenario(scenario, SEED).write(out, plots=False)
     return {
-        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(out.iterdir())
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(out.iterdir())
     }

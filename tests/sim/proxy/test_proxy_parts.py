@@ -134,8 +134,9 @@ def _reader(
     network.add_node("proxy-0", "client")
     network.add_node("reader-0", "client")
     events = ProxyRecorder("jobs")
-    readers = ProxyReaders(count=1, read_timeout_ms=500, processing_time=Constant(value=1000),
-                           **config)  # type: ignore[arg-type]
+    readers = ProxyReaders(
+        count=1, read_timeout_ms=500, processing_time=Constant(value=1000), **config
+    )  # type: ignore[arg-type]
     reader = ProxyReader(
         sim, Connection(network, "reader-0", server), readers, rng=sim.rng("reader-0"),
         recorder=MetricsRecorder(), proxy_events=events,
@@ -154,7 +155,12 @@ def test_a_reader_reads_works_and_acknowledges_one_record_at_a_time() -> None:
     sim.run_until(10_000)
     # An empty read, then each record: 200 us of network each way, 1 ms of work.
     assert server.calls == [
-        "read 500", "read 500", "acknowledge 0/1", "read 500", "acknowledge 1/1", "read 500"
+        "read 500",
+        "read 500",
+        "acknowledge 0/1",
+        "read 500",
+        "acknowledge 1/1",
+        "read 500",
     ]
     assert reader.state is ReaderState.READING  # waiting on a read the script never answers
     table = events.table(_messages([(10, 0, 0), (11, 1, 0)])).to_pylist()

@@ -20,7 +20,7 @@ from tests.sim.proxy.runs import proxy_run
 
 SHORT_LEASE = (
     "proxy.lease_duration_ms=30",
-    "proxy.readers.processing_time={distribution=\"lognormal\", median=\"20ms\", sigma=0.5}",
+    'proxy.readers.processing_time={distribution="lognormal", median="20ms", sigma=0.5}',
 )
 """Leases shorter than many processing times: acknowledgements come late, records twice."""
 
