@@ -7,6 +7,14 @@ allocator's arenas are not pinned by small long-lived objects while the brokers'
 and go. The tables are built once, at the end (:meth:`MetricsRecorder.tables`), one column at
 a time. Times are virtual microseconds (``Simulator.now``).
 
+What a batch shares is kept once per batch, not per message: an acknowledged batch is one row
+of five integers (count, time, partition, base offset, error) beside the per-message id
+column, and the producer and topic of sent messages one row per run of sends with the same
+pair; the tables expand them (numpy) when they are built. So a batch costs a handful of
+appends, whatever its size, and a row holding several values is appended in one call
+(``array.fromlist``): in the compiled build a call on an ``array`` is the expensive part of
+an append, not the copying.
+
 Messages are identified by an integer ``message_id`` that the producer assigns and that
 travels with the record, so a consumer can report it. Per message the recorder keeps the
 first time of each event; ``message_delivered`` may be called again for the same message
@@ -114,13 +122,11 @@ class MetricsRecorder:
         self._acks: dict[int, int] = {}  # producer code -> acks
         self._sent_ids = array("q")
         self._sent_times = array("q")
-        self._sent_producers = array("i")
-        self._sent_topics = array("i")
+        # Runs of sends by one producer to one topic: rows of (count, producer, topic).
+        self._sent_runs = array("q")
         self._acked_ids = array("q")
-        self._acked_times = array("q")
-        self._acked_partitions = array("q")
-        self._acked_offsets = array("q")
-        self._acked_errors = array("q")
+        # Acknowledged batches: rows of (count, time, partition, base offset, error).
+        self._acked_batches = array("q")
         self._delivered = _EventColumns()
         self._processed = _EventColumns()
         self._committed = _EventColumns()
@@ -142,18 +148,28 @@ class MetricsRecorder:
         """The application handed message ``message_id`` to ``producer`` at ``t``."""
         self._sent_ids.append(message_id)
         self._sent_times.append(t)
-        self._sent_producers.append(self._producers.code(producer))
-        self._sent_topics.append(self._topics.code(topic))
+        self._sent_run(1, producer, topic)
 
     def messages_sent(
         self, message_ids: Sequence[int], times: Sequence[int], producer: str, topic: str
     ) -> None:
         """:meth:`message_sent` for many messages: ``message_ids[i]`` at ``times[i]``."""
-        n = len(message_ids)
-        self._sent_ids.extend(message_ids)
-        self._sent_times.extend(times)
-        self._sent_producers.extend(array("i", (self._producers.code(producer),)) * n)
-        self._sent_topics.extend(array("i", (self._topics.code(topic),)) * n)
+        if len(message_ids) != len(times):
+            raise ValueError(f"{len(message_ids)} message ids but {len(times)} times")
+        _extend(self._sent_ids, message_ids)
+        _extend(self._sent_times, times)
+        self._sent_run(len(message_ids), producer, topic)
+
+    def _sent_run(self, count: int, producer: str, topic: str) -> None:
+        """``count`` more messages sent by ``producer`` to ``topic``: the last run grows, or a
+        new one starts."""
+        runs = self._sent_runs
+        producer_code = self._producers.code(producer)
+        topic_code = self._topics.code(topic)
+        if len(runs) and runs[-2] == producer_code and runs[-1] == topic_code:
+            runs[-3] += count
+        else:
+            runs.fromlist([count, producer_code, topic_code])
 
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
@@ -163,25 +179,17 @@ class MetricsRecorder:
         ``offset`` is -1 when the send failed.
         """
         self._acked_ids.append(message_id)
-        self._acked_times.append(t)
-        self._acked_partitions.append(partition)
-        self._acked_offsets.append(offset)
-        self._acked_errors.append(error)
+        self._acked_batches.fromlist([1, t, partition, offset, error])
 
     def messages_acked(
         self, message_ids: Sequence[int], t: int, partition: int, base_offset: int, error: int
     ) -> None:
         """:meth:`message_acked` for a batch: message ``message_ids[i]`` at offset
         ``base_offset + i`` (every offset -1 when ``base_offset`` is -1)."""
-        n = len(message_ids)
-        self._acked_ids.extend(message_ids)
-        self._acked_times.extend(array("q", (t,)) * n)
-        self._acked_partitions.extend(array("q", (partition,)) * n)
-        if base_offset < 0:
-            self._acked_offsets.extend(array("q", (-1,)) * n)
-        else:
-            self._acked_offsets.extend(range(base_offset, base_offset + n))
-        self._acked_errors.extend(array("q", (error,)) * n)
+        _extend(self._acked_ids, message_ids)
+        self._acked_batches.fromlist(
+            [len(message_ids), t, partition, -1 if base_offset < 0 else base_offset, error]
+        )
 
     def message_delivered(self, message_id: int, t: int) -> None:
         """A consumer received the message (again, if called before for it)."""
@@ -338,30 +346,36 @@ class MetricsRecorder:
         del sent_ids
         n = len(ids)
 
-        def rows_of(name: str, kind: type[np.generic]) -> np.ndarray[Any, Any]:
-            values = _taken(self, name, kind, release)
+        def rows_of(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
             return values if order is None else values[order]
 
-        sent = rows_of("_sent_times", np.int64)
-        topics = rows_of("_sent_topics", np.int32)
-        producers = rows_of("_sent_producers", np.int32)
+        sent = rows_of(_taken(self, "_sent_times", np.int64, release))
+        runs = _taken(self, "_sent_runs", np.int64, release).reshape(-1, 3)
+        topics = rows_of(np.repeat(runs[:, 2].astype(np.int32), runs[:, 0]))
+        producers = rows_of(np.repeat(runs[:, 1].astype(np.int32), runs[:, 0]))
+        del runs
         never = np.zeros(n, np.bool_)
         # The acks first: the recorder's largest columns go before the first Arrow columns
         # are built (the peak of a long run's build is its start).
         columns: dict[str, pa.Array] = {}
         first = _first_event_index(ids, sorter, _taken(self, "_acked_ids", np.int64, release))
-        acked = _gather(first, _taken(self, "_acked_times", np.int64, release))
+        batches = _taken(self, "_acked_batches", np.int64, release).reshape(-1, 5)
+        batch, position = _batch_of(first, batches[:, 0])
+        del first
+        acked = _gather(batch, batches[:, 1])
         columns["acked_us"] = _arrow(acked, pa.int64())
         columns["produce_latency_us"] = _arrow(_difference(acked, (sent, never)), pa.int64())
         del acked
-        ack_error = _gather(first, _taken(self, "_acked_errors", np.int64, release))
+        ack_error = _gather(batch, batches[:, 4])
         columns["ack_error"] = _arrow(ack_error, pa.int16())
         del ack_error
-        partition = _gather(first, _taken(self, "_acked_partitions", np.int64, release))
+        partition = _gather(batch, batches[:, 2])
         columns["partition"] = _arrow(partition, pa.int32())
-        offsets = _gather(first, _taken(self, "_acked_offsets", np.int64, release))
-        offset = offsets[0], offsets[1] | (offsets[0] < 0)  # -1: a failed send has none
-        del first, offsets
+        base, no_ack = _gather(batch, batches[:, 3])
+        del batch, batches
+        # A batch's message i is at base + i; a failed send has none (base -1).
+        offset = np.where(base < 0, base, base + position), no_ack | (base < 0)
+        del base, position
         columns["offset"] = _arrow(offset, pa.int64())
         acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
         acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
@@ -569,8 +583,8 @@ class _EventColumns:
 
     def add_at(self, message_ids: Sequence[int], t: int) -> None:
         """Many messages, all at ``t``."""
-        self.ids.extend(message_ids)
-        self.times.extend(array("q", (t,)) * len(message_ids))
+        _extend(self.ids, message_ids)
+        self.times.fromlist([t] * len(message_ids))
 
     def first_times(
         self,
@@ -591,8 +605,17 @@ class _EventColumns:
         """``message_ids[i]`` at ``times[i]``."""
         if len(message_ids) != len(times):
             raise ValueError(f"{len(message_ids)} message ids but {len(times)} times")
-        self.ids.extend(message_ids)
-        self.times.extend(times)
+        _extend(self.ids, message_ids)
+        _extend(self.times, times)
+
+
+def _extend(column: array[int], values: Sequence[int]) -> None:
+    """Append ``values`` to ``column``; from a list in one pass (``fromlist`` sizes the
+    column once, where ``extend`` grows it per item)."""
+    if isinstance(values, list):
+        column.fromlist(values)
+    else:
+        column.extend(values)
 
 
 def _taken(owner: object, name: str, kind: type[np.generic], release: bool) -> np.ndarray[Any, Any]:
@@ -648,6 +671,19 @@ def _first_event_index(
         fresh = first[unique_rows] < 0
         first[unique_rows[fresh]] = start + known[at[fresh]]
     return first
+
+
+def _batch_of(
+    first: np.ndarray[Any, np.dtype[np.intp]], counts: np.ndarray[Any, np.dtype[np.int64]]
+) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.int64]]]:
+    """Per row, the batch (of ``counts`` consecutive events each) holding event ``first``
+    and the event's position in it; -1 and 0 where ``first`` is -1."""
+    ends = np.cumsum(counts)
+    batch = np.searchsorted(ends, first, side="right")
+    batch[first < 0] = -1
+    position = first - (ends - counts)[batch] if len(counts) else np.zeros(len(first), np.int64)
+    position[first < 0] = 0
+    return batch, position
 
 
 def _gather(
