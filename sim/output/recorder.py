@@ -494,34 +494,17 @@ class _Names:
 
 
 class _RequestColumns:
-    """The requests table's inputs as columns: no Python object per request."""
+    """The requests table's inputs as columns: no Python object per request. A request is
+    two rows appended in one call each: its codes (api, broker, client, error) and its times
+    (sent, completed, queue time, produce and fetch purgatory; -1: never in that purgatory)."""
 
-    __slots__ = (
-        "api_names",
-        "apis",
-        "brokers",
-        "client_names",
-        "clients",
-        "completed",
-        "errors",
-        "fetch_purgatory",
-        "produce_purgatory",
-        "queue_times",
-        "sent",
-    )
+    __slots__ = ("api_names", "client_names", "codes", "times")
 
     def __init__(self) -> None:
         self.api_names = _Names()
         self.client_names = _Names()
-        self.apis = array("i")
-        self.brokers = array("i")
-        self.clients = array("i")
-        self.sent = array("q")
-        self.completed = array("q")
-        self.queue_times = array("q")
-        self.produce_purgatory = array("q")  # -1: never in it
-        self.fetch_purgatory = array("q")
-        self.errors = array("i")
+        self.codes = array("i")
+        self.times = array("q")
 
     def add(
         self,
@@ -535,31 +518,39 @@ class _RequestColumns:
         fetch_purgatory: int | None,
         error: int,
     ) -> None:
-        self.apis.append(self.api_names.code(api))
-        self.brokers.append(broker)
-        self.clients.append(self.client_names.code(client))
-        self.sent.append(sent)
-        self.completed.append(completed)
-        self.queue_times.append(queue_time)
-        self.produce_purgatory.append(-1 if produce_purgatory is None else produce_purgatory)
-        self.fetch_purgatory.append(-1 if fetch_purgatory is None else fetch_purgatory)
-        self.errors.append(error)
+        self.codes.fromlist(
+            [self.api_names.code(api), broker, self.client_names.code(client), error]
+        )
+        self.times.fromlist([
+            sent, completed, queue_time,
+            -1 if produce_purgatory is None else produce_purgatory,
+            -1 if fetch_purgatory is None else fetch_purgatory,
+        ])  # fmt: skip
 
     def table(self, *, release: bool = False) -> pa.Table:
-        """The requests table; with ``release`` each column is emptied once converted."""
+        """The requests table; with ``release`` the columns are emptied (their memory goes
+        as soon as this returns)."""
+        codes = _taken(self, "codes", np.int32, release).reshape(-1, 4)
+        times = _taken(self, "times", np.int64, release).reshape(-1, 5)
+
+        def code(i: int) -> np.ndarray[Any, Any]:
+            return np.ascontiguousarray(codes[:, i])
+
+        def time(i: int) -> np.ndarray[Any, Any]:
+            return np.ascontiguousarray(times[:, i])
+
         columns = {
-            "api": self.api_names.column(_taken(self, "apis", np.int32, release)),
-            "broker": _owned(_taken(self, "brokers", np.int32, release)),
-            "client": self.client_names.column(_taken(self, "clients", np.int32, release)),
-            "queue_time_us": _owned(_taken(self, "queue_times", np.int64, release)),
-            "error": _owned(_taken(self, "errors", np.int32, release), pa.int16()),
+            "api": self.api_names.column(code(0)),
+            "broker": _owned(code(1)),
+            "client": self.client_names.column(code(2)),
+            "error": _owned(code(3), pa.int16()),
+            "queue_time_us": _owned(time(2)),
         }
-        for name in ("produce_purgatory", "fetch_purgatory"):
-            times = _taken(self, name, np.int64, release)  # -1: never in it
-            columns[f"{name}_us"] = _owned(times, nulls=times < 0)
-            del times
-        sent = _taken(self, "sent", np.int64, release)
-        completed = _taken(self, "completed", np.int64, release)
+        for i, name in ((3, "produce_purgatory_us"), (4, "fetch_purgatory_us")):
+            purgatory = time(i)  # -1: never in it
+            columns[name] = _owned(purgatory, nulls=purgatory < 0)
+            del purgatory
+        sent, completed = time(0), time(1)
         columns["sent_us"], columns["completed_us"] = _owned(sent), _owned(completed)
         columns["round_trip_us"] = _owned(completed - sent)
         del sent, completed
