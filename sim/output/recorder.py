@@ -7,6 +7,14 @@ allocator's arenas are not pinned by small long-lived objects while the brokers'
 and go. The tables are built once, at the end (:meth:`MetricsRecorder.tables`), one column at
 a time. Times are virtual microseconds (``Simulator.now``).
 
+What a batch shares is kept once per batch, not per message: an acknowledged batch is one row
+of five integers (count, time, partition, base offset, error) beside the per-message id
+column, and the producer and topic of sent messages one row per run of sends with the same
+pair; the tables expand them (numpy) when they are built. So a batch costs a handful of
+appends, whatever its size, and a row holding several values is appended in one call
+(``array.fromlist``): in the compiled build a call on an ``array`` is the expensive part of
+an append, not the copying.
+
 Messages are identified by an integer ``message_id`` that the producer assigns and that
 travels with the record, so a consumer can report it. Per message the recorder keeps the
 first time of each event; ``message_delivered`` may be called again for the same message
@@ -114,13 +122,11 @@ class MetricsRecorder:
         self._acks: dict[int, int] = {}  # producer code -> acks
         self._sent_ids = array("q")
         self._sent_times = array("q")
-        self._sent_producers = array("i")
-        self._sent_topics = array("i")
+        # Runs of sends by one producer to one topic: rows of (count, producer, topic).
+        self._sent_runs = array("q")
         self._acked_ids = array("q")
-        self._acked_times = array("q")
-        self._acked_partitions = array("q")
-        self._acked_offsets = array("q")
-        self._acked_errors = array("q")
+        # Acknowledged batches: rows of (count, time, partition, base offset, error).
+        self._acked_batches = array("q")
         self._delivered = _EventColumns()
         self._processed = _EventColumns()
         self._committed = _EventColumns()
@@ -142,18 +148,28 @@ class MetricsRecorder:
         """The application handed message ``message_id`` to ``producer`` at ``t``."""
         self._sent_ids.append(message_id)
         self._sent_times.append(t)
-        self._sent_producers.append(self._producers.code(producer))
-        self._sent_topics.append(self._topics.code(topic))
+        self._sent_run(1, producer, topic)
 
     def messages_sent(
         self, message_ids: Sequence[int], times: Sequence[int], producer: str, topic: str
     ) -> None:
         """:meth:`message_sent` for many messages: ``message_ids[i]`` at ``times[i]``."""
-        n = len(message_ids)
-        self._sent_ids.extend(message_ids)
-        self._sent_times.extend(times)
-        self._sent_producers.extend(array("i", (self._producers.code(producer),)) * n)
-        self._sent_topics.extend(array("i", (self._topics.code(topic),)) * n)
+        if len(message_ids) != len(times):
+            raise ValueError(f"{len(message_ids)} message ids but {len(times)} times")
+        _extend(self._sent_ids, message_ids)
+        _extend(self._sent_times, times)
+        self._sent_run(len(message_ids), producer, topic)
+
+    def _sent_run(self, count: int, producer: str, topic: str) -> None:
+        """``count`` more messages sent by ``producer`` to ``topic``: the last run grows, or a
+        new one starts."""
+        runs = self._sent_runs
+        producer_code = self._producers.code(producer)
+        topic_code = self._topics.code(topic)
+        if len(runs) and runs[-2] == producer_code and runs[-1] == topic_code:
+            runs[-3] += count
+        else:
+            runs.fromlist([count, producer_code, topic_code])
 
     def message_acked(
         self, message_id: int, t: int, partition: int, offset: int, error: int = 0
@@ -163,25 +179,17 @@ class MetricsRecorder:
         ``offset`` is -1 when the send failed.
         """
         self._acked_ids.append(message_id)
-        self._acked_times.append(t)
-        self._acked_partitions.append(partition)
-        self._acked_offsets.append(offset)
-        self._acked_errors.append(error)
+        self._acked_batches.fromlist([1, t, partition, offset, error])
 
     def messages_acked(
         self, message_ids: Sequence[int], t: int, partition: int, base_offset: int, error: int
     ) -> None:
         """:meth:`message_acked` for a batch: message ``message_ids[i]`` at offset
         ``base_offset + i`` (every offset -1 when ``base_offset`` is -1)."""
-        n = len(message_ids)
-        self._acked_ids.extend(message_ids)
-        self._acked_times.extend(array("q", (t,)) * n)
-        self._acked_partitions.extend(array("q", (partition,)) * n)
-        if base_offset < 0:
-            self._acked_offsets.extend(array("q", (-1,)) * n)
-        else:
-            self._acked_offsets.extend(range(base_offset, base_offset + n))
-        self._acked_errors.extend(array("q", (error,)) * n)
+        _extend(self._acked_ids, message_ids)
+        self._acked_batches.fromlist(
+            [len(message_ids), t, partition, -1 if base_offset < 0 else base_offset, error]
+        )
 
     def message_delivered(self, message_id: int, t: int) -> None:
         """A consumer received the message (again, if called before for it)."""
@@ -338,30 +346,36 @@ class MetricsRecorder:
         del sent_ids
         n = len(ids)
 
-        def rows_of(name: str, kind: type[np.generic]) -> np.ndarray[Any, Any]:
-            values = _taken(self, name, kind, release)
+        def rows_of(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
             return values if order is None else values[order]
 
-        sent = rows_of("_sent_times", np.int64)
-        topics = rows_of("_sent_topics", np.int32)
-        producers = rows_of("_sent_producers", np.int32)
+        sent = rows_of(_taken(self, "_sent_times", np.int64, release))
+        runs = _taken(self, "_sent_runs", np.int64, release).reshape(-1, 3)
+        topics = rows_of(np.repeat(runs[:, 2].astype(np.int32), runs[:, 0]))
+        producers = rows_of(np.repeat(runs[:, 1].astype(np.int32), runs[:, 0]))
+        del runs
         never = np.zeros(n, np.bool_)
         # The acks first: the recorder's largest columns go before the first Arrow columns
         # are built (the peak of a long run's build is its start).
         columns: dict[str, pa.Array] = {}
         first = _first_event_index(ids, sorter, _taken(self, "_acked_ids", np.int64, release))
-        acked = _gather(first, _taken(self, "_acked_times", np.int64, release))
+        batches = _taken(self, "_acked_batches", np.int64, release).reshape(-1, 5)
+        batch, position = _batch_of(first, batches[:, 0])
+        del first
+        acked = _gather(batch, batches[:, 1])
         columns["acked_us"] = _arrow(acked, pa.int64())
         columns["produce_latency_us"] = _arrow(_difference(acked, (sent, never)), pa.int64())
         del acked
-        ack_error = _gather(first, _taken(self, "_acked_errors", np.int64, release))
+        ack_error = _gather(batch, batches[:, 4])
         columns["ack_error"] = _arrow(ack_error, pa.int16())
         del ack_error
-        partition = _gather(first, _taken(self, "_acked_partitions", np.int64, release))
+        partition = _gather(batch, batches[:, 2])
         columns["partition"] = _arrow(partition, pa.int32())
-        offsets = _gather(first, _taken(self, "_acked_offsets", np.int64, release))
-        offset = offsets[0], offsets[1] | (offsets[0] < 0)  # -1: a failed send has none
-        del first, offsets
+        base, no_ack = _gather(batch, batches[:, 3])
+        del batch, batches
+        # A batch's message i is at base + i; a failed send has none (base -1).
+        offset = np.where(base < 0, base, base + position), no_ack | (base < 0)
+        del base, position
         columns["offset"] = _arrow(offset, pa.int64())
         acks = np.array([self._acks.get(code, 127) for code in range(len(self._producers))])
         acks_of = acks[producers] if len(acks) else np.zeros(n, np.int64)
@@ -480,34 +494,17 @@ class _Names:
 
 
 class _RequestColumns:
-    """The requests table's inputs as columns: no Python object per request."""
+    """The requests table's inputs as columns: no Python object per request. A request is
+    two rows appended in one call each: its codes (api, broker, client, error) and its times
+    (sent, completed, queue time, produce and fetch purgatory; -1: never in that purgatory)."""
 
-    __slots__ = (
-        "api_names",
-        "apis",
-        "brokers",
-        "client_names",
-        "clients",
-        "completed",
-        "errors",
-        "fetch_purgatory",
-        "produce_purgatory",
-        "queue_times",
-        "sent",
-    )
+    __slots__ = ("api_names", "client_names", "codes", "times")
 
     def __init__(self) -> None:
         self.api_names = _Names()
         self.client_names = _Names()
-        self.apis = array("i")
-        self.brokers = array("i")
-        self.clients = array("i")
-        self.sent = array("q")
-        self.completed = array("q")
-        self.queue_times = array("q")
-        self.produce_purgatory = array("q")  # -1: never in it
-        self.fetch_purgatory = array("q")
-        self.errors = array("i")
+        self.codes = array("i")
+        self.times = array("q")
 
     def add(
         self,
@@ -521,31 +518,39 @@ class _RequestColumns:
         fetch_purgatory: int | None,
         error: int,
     ) -> None:
-        self.apis.append(self.api_names.code(api))
-        self.brokers.append(broker)
-        self.clients.append(self.client_names.code(client))
-        self.sent.append(sent)
-        self.completed.append(completed)
-        self.queue_times.append(queue_time)
-        self.produce_purgatory.append(-1 if produce_purgatory is None else produce_purgatory)
-        self.fetch_purgatory.append(-1 if fetch_purgatory is None else fetch_purgatory)
-        self.errors.append(error)
+        self.codes.fromlist(
+            [self.api_names.code(api), broker, self.client_names.code(client), error]
+        )
+        self.times.fromlist([
+            sent, completed, queue_time,
+            -1 if produce_purgatory is None else produce_purgatory,
+            -1 if fetch_purgatory is None else fetch_purgatory,
+        ])  # fmt: skip
 
     def table(self, *, release: bool = False) -> pa.Table:
-        """The requests table; with ``release`` each column is emptied once converted."""
+        """The requests table; with ``release`` the columns are emptied (their memory goes
+        as soon as this returns)."""
+        codes = _taken(self, "codes", np.int32, release).reshape(-1, 4)
+        times = _taken(self, "times", np.int64, release).reshape(-1, 5)
+
+        def code(i: int) -> np.ndarray[Any, Any]:
+            return np.ascontiguousarray(codes[:, i])
+
+        def time(i: int) -> np.ndarray[Any, Any]:
+            return np.ascontiguousarray(times[:, i])
+
         columns = {
-            "api": self.api_names.column(_taken(self, "apis", np.int32, release)),
-            "broker": _owned(_taken(self, "brokers", np.int32, release)),
-            "client": self.client_names.column(_taken(self, "clients", np.int32, release)),
-            "queue_time_us": _owned(_taken(self, "queue_times", np.int64, release)),
-            "error": _owned(_taken(self, "errors", np.int32, release), pa.int16()),
+            "api": self.api_names.column(code(0)),
+            "broker": _owned(code(1)),
+            "client": self.client_names.column(code(2)),
+            "error": _owned(code(3), pa.int16()),
+            "queue_time_us": _owned(time(2)),
         }
-        for name in ("produce_purgatory", "fetch_purgatory"):
-            times = _taken(self, name, np.int64, release)  # -1: never in it
-            columns[f"{name}_us"] = _owned(times, nulls=times < 0)
-            del times
-        sent = _taken(self, "sent", np.int64, release)
-        completed = _taken(self, "completed", np.int64, release)
+        for i, name in ((3, "produce_purgatory_us"), (4, "fetch_purgatory_us")):
+            purgatory = time(i)  # -1: never in it
+            columns[name] = _owned(purgatory, nulls=purgatory < 0)
+            del purgatory
+        sent, completed = time(0), time(1)
         columns["sent_us"], columns["completed_us"] = _owned(sent), _owned(completed)
         columns["round_trip_us"] = _owned(completed - sent)
         del sent, completed
@@ -569,8 +574,8 @@ class _EventColumns:
 
     def add_at(self, message_ids: Sequence[int], t: int) -> None:
         """Many messages, all at ``t``."""
-        self.ids.extend(message_ids)
-        self.times.extend(array("q", (t,)) * len(message_ids))
+        _extend(self.ids, message_ids)
+        self.times.fromlist([t] * len(message_ids))
 
     def first_times(
         self,
@@ -591,8 +596,17 @@ class _EventColumns:
         """``message_ids[i]`` at ``times[i]``."""
         if len(message_ids) != len(times):
             raise ValueError(f"{len(message_ids)} message ids but {len(times)} times")
-        self.ids.extend(message_ids)
-        self.times.extend(times)
+        _extend(self.ids, message_ids)
+        _extend(self.times, times)
+
+
+def _extend(column: array[int], values: Sequence[int]) -> None:
+    """Append ``values`` to ``column``; from a list in one pass (``fromlist`` sizes the
+    column once, where ``extend`` grows it per item)."""
+    if isinstance(values, list):
+        column.fromlist(values)
+    else:
+        column.extend(values)
 
 
 def _taken(owner: object, name: str, kind: type[np.generic], release: bool) -> np.ndarray[Any, Any]:
@@ -648,6 +662,19 @@ def _first_event_index(
         fresh = first[unique_rows] < 0
         first[unique_rows[fresh]] = start + known[at[fresh]]
     return first
+
+
+def _batch_of(
+    first: np.ndarray[Any, np.dtype[np.intp]], counts: np.ndarray[Any, np.dtype[np.int64]]
+) -> tuple[np.ndarray[Any, np.dtype[np.intp]], np.ndarray[Any, np.dtype[np.int64]]]:
+    """Per row, the batch (of ``counts`` consecutive events each) holding event ``first``
+    and the event's position in it; -1 and 0 where ``first`` is -1."""
+    ends = np.cumsum(counts)
+    batch = np.searchsorted(ends, first, side="right")
+    batch[first < 0] = -1
+    position = first - (ends - counts)[batch] if len(counts) else np.zeros(len(first), np.int64)
+    position[first < 0] = 0
+    return batch, position
 
 
 def _gather(
