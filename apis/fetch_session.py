@@ -49,6 +49,7 @@ from replica.fetch_session_handler import (
 )
 from replica.session_partitions import SessionPartitions
 from replica.types import (
+    NO_ERROR,
     UNKNOWN_OFFSET,
     FetchPartitionData,
     PartitionFetchInfo,
@@ -93,14 +94,14 @@ class CachedPartition:
         """Remember the offsets ``data`` sends; return whether ``data`` goes in the response:
         always for a full one, for an incremental one only when the partition has news."""
         news = (
-            data.error is not Errors.NONE
+            data.error is not NO_ERROR
             or data.records_size > 0
             or data.diverging_epoch is not None
             or data.high_watermark != self.high_watermark
             or data.last_stable_offset != self.last_stable_offset
             or data.log_start_offset != self.log_start_offset
         )
-        if data.error is Errors.NONE and data.diverging_epoch is None:
+        if data.error is NO_ERROR and data.diverging_epoch is None:
             self.high_watermark = data.high_watermark
             self.last_stable_offset = data.last_stable_offset
             self.log_start_offset = data.log_start_offset

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from replica.errors import Errors
-from replica.types import PartitionFetchInfo, TopicPartition
+from replica.types import NO_ERROR, PartitionFetchInfo, TopicPartition
 
 __all__ = [
     "FINAL_EPOCH",
@@ -156,7 +156,7 @@ class FetchSessionHandler:
         """The broker answered the last fetch with top-level ``error`` in session
         ``session_id``; return False if the session failed (the next fetch is full)."""
         metadata = self._metadata
-        if error is not Errors.NONE:
+        if error is not NO_ERROR:
             self._restart(error is not Errors.FETCH_SESSION_ID_NOT_FOUND)
             return False
         if metadata.is_full:

@@ -96,6 +96,7 @@ from replica.fetch_session_handler import (
 from replica.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET
 from replica.partition import Partition
 from replica.types import (
+    NO_ERROR,
     EpochEndOffset,
     FetchPartitionData,
     PartitionFetchInfo,
@@ -389,7 +390,7 @@ class ReplicaFetcher:
             if partition is None or partition.is_leader:
                 continue
             error = data.error
-            if error is Errors.NONE:
+            if error is NO_ERROR:
                 diverging = data.diverging_epoch
                 if diverging is None:
                     self._process_partition_data(partition, state, data)

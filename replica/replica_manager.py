@@ -72,6 +72,8 @@ from replica.session_partitions import SessionPartitions
 from replica.types import (
     EMPTY_FETCH_DATA_INFO,
     INTERNAL_TOPICS,
+    LOG_END_ISOLATION,
+    NO_ERROR,
     UNKNOWN_OFFSET,
     FetchIsolation,
     FetchParams,
@@ -428,7 +430,7 @@ class ReplicaManager:
         :meth:`Partition.check_follower_fetch`).
         """
         if replica_id >= 0:
-            fetch_isolation = FetchIsolation.LOG_END
+            fetch_isolation = LOG_END_ISOLATION
         elif isolation == IsolationLevel.READ_COMMITTED:
             fetch_isolation = FetchIsolation.TXN_COMMITTED
         else:
@@ -446,7 +448,7 @@ class ReplicaManager:
         answer_now = False
         for result in results.values():
             bytes_readable += result.info.records_size
-            if result.error is not Errors.NONE or result.diverging_epoch is not None:
+            if result.error is not NO_ERROR or result.diverging_epoch is not None:
                 answer_now = True
         waits_on_idle = session is not None and bool(session.idle)
         if (
@@ -559,7 +561,7 @@ class ReplicaManager:
             elif (
                 found is not None
                 and partition is not None
-                and result.error is Errors.NONE
+                and result.error is NO_ERROR
                 and result.diverging_epoch is None
                 and fetch_info.fetch_offset
                 == (result.leader_log_end_offset if follower_id >= 0 else result.high_watermark)
@@ -664,7 +666,7 @@ class ReplicaManager:
         by :meth:`_wake_changed`.)
         """
         for tp, result in results.items():
-            if result.error is not Errors.NONE or result.diverging_epoch is not None:
+            if result.error is not NO_ERROR or result.diverging_epoch is not None:
                 continue
             hw_incremented = self._partitions[tp].update_follower_fetch_state(
                 follower_id,
