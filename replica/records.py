@@ -281,8 +281,8 @@ class RecordBatch:
     """
 
     __slots__ = (
-        "base_offset", "base_sequence", "log_append_time", "partition_leader_epoch",
-        "producer_epoch", "producer_id", "records", "size_in_bytes",
+        "base_offset", "base_sequence", "log_append_time", "next_offset",
+        "partition_leader_epoch", "producer_epoch", "producer_id", "records", "size_in_bytes",
     )  # fmt: skip
 
     def __init__(
@@ -304,6 +304,9 @@ class RecordBatch:
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence
+        #: The offset after the batch (``last_offset + 1``): counted once, read by every log
+        #: read that passes the batch.
+        self.next_offset = base_offset + len(records)
 
     def _fields(self) -> tuple[int, Sequence[Record], int, int, int, int, int, int]:
         return (
@@ -344,12 +347,7 @@ class RecordBatch:
     @property
     def last_offset(self) -> int:
         """Offset of the batch's last record."""
-        return self.base_offset + len(self.records) - 1
-
-    @property
-    def next_offset(self) -> int:
-        """The offset after the batch (``last_offset + 1``)."""
-        return self.base_offset + len(self.records)
+        return self.next_offset - 1
 
     @property
     def max_timestamp(self) -> int:
