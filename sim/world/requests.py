@@ -13,6 +13,7 @@ from apis.api_table import api_of, response_errors
 from apis.fetch import FetchRequest
 from apis.request_channel import RequestBody, ResponseBody
 from replica.errors import Errors
+from replica.types import NO_ERROR
 
 __all__ = ["api_name", "response_error"]
 
@@ -27,6 +28,6 @@ def api_name(body: RequestBody) -> str:
 def response_error(body: ResponseBody) -> Errors:
     """The first error ``body`` reports (see the module docstring)."""
     for error in response_errors(body):
-        if error is not Errors.NONE:
+        if error is not NO_ERROR:  # Errors.NONE, read as a module constant (replica.types)
             return error
-    return Errors.NONE
+    return NO_ERROR
