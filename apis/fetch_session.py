@@ -40,8 +40,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import attrs
-
 from replica.errors import Errors
 from replica.fetch_session_handler import (
     FINAL_EPOCH,
@@ -51,6 +49,7 @@ from replica.fetch_session_handler import (
 )
 from replica.session_partitions import SessionPartitions
 from replica.types import (
+    NO_ERROR,
     UNKNOWN_OFFSET,
     FetchPartitionData,
     PartitionFetchInfo,
@@ -70,27 +69,39 @@ __all__ = [
 ]
 
 
-@attrs.define(eq=False)
 class CachedPartition:
     """What the session's responses last sent of one of its partitions (its fetch data is in
-    the session's :class:`~replica.session_partitions.SessionPartitions`)."""
+    the session's :class:`~replica.session_partitions.SessionPartitions`). A plain class
+    (native in the compiled build): every response of a session visits one per partition."""
 
-    high_watermark: int = -1
-    last_stable_offset: int = -1
-    log_start_offset: int = -1
+    __slots__ = ("high_watermark", "last_stable_offset", "log_start_offset")
+
+    def __init__(
+        self, high_watermark: int = -1, last_stable_offset: int = -1, log_start_offset: int = -1
+    ) -> None:
+        self.high_watermark = high_watermark
+        self.last_stable_offset = last_stable_offset
+        self.log_start_offset = log_start_offset
+
+    def __repr__(self) -> str:
+        return (
+            f"CachedPartition(high_watermark={self.high_watermark}, "
+            f"last_stable_offset={self.last_stable_offset}, "
+            f"log_start_offset={self.log_start_offset})"
+        )
 
     def maybe_update_response_data(self, data: FetchPartitionData, incremental: bool) -> bool:
         """Remember the offsets ``data`` sends; return whether ``data`` goes in the response:
         always for a full one, for an incremental one only when the partition has news."""
         news = (
-            data.error is not Errors.NONE
+            data.error is not NO_ERROR
             or data.records_size > 0
             or data.diverging_epoch is not None
             or data.high_watermark != self.high_watermark
             or data.last_stable_offset != self.last_stable_offset
             or data.log_start_offset != self.log_start_offset
         )
-        if data.error is Errors.NONE and data.diverging_epoch is None:
+        if data.error is NO_ERROR and data.diverging_epoch is None:
             self.high_watermark = data.high_watermark
             self.last_stable_offset = data.last_stable_offset
             self.log_start_offset = data.log_start_offset
@@ -103,19 +114,41 @@ class CachedPartition:
         return news or not incremental
 
 
-@attrs.define(eq=False)
 class FetchSession:
     """A session: what its responses sent of each of its partitions (in the order they were
     added) and their fetch data (active or idle), its next expected epoch, whether a follower
-    owns it, and when it was made and last used (ms)."""
+    owns it, and when it was made and last used (ms). A plain class (native in the compiled
+    build): every fetch in the session reads it."""
 
-    session_id: int
-    privileged: bool
-    partitions: dict[TopicPartition, CachedPartition]
-    fetch_partitions: SessionPartitions
-    creation_ms: int
-    last_used_ms: int
-    epoch: int = 1
+    __slots__ = (
+        "creation_ms", "epoch", "fetch_partitions", "last_used_ms", "partitions", "privileged",
+        "session_id",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        session_id: int,
+        privileged: bool,
+        partitions: dict[TopicPartition, CachedPartition],
+        fetch_partitions: SessionPartitions,
+        creation_ms: int,
+        last_used_ms: int,
+        epoch: int = 1,
+    ) -> None:
+        self.session_id = session_id
+        self.privileged = privileged
+        self.partitions = partitions
+        self.fetch_partitions = fetch_partitions
+        self.creation_ms = creation_ms
+        self.last_used_ms = last_used_ms
+        self.epoch = epoch
+
+    def __repr__(self) -> str:
+        return (
+            f"FetchSession(session_id={self.session_id}, privileged={self.privileged}, "
+            f"partitions={len(self.partitions)}, epoch={self.epoch}, "
+            f"creation_ms={self.creation_ms}, last_used_ms={self.last_used_ms})"
+        )
 
 
 class FetchSessionCache:

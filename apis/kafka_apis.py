@@ -77,6 +77,7 @@ from replica.records import NO_TIMESTAMP
 from replica.replica_manager import ReplicaManager
 from replica.types import (
     GROUP_METADATA_TOPIC_NAME,
+    NO_ERROR,
     FetchPartitionData,
     OffsetForLeaderEpochResult,
     PartitionResponse,
@@ -373,7 +374,7 @@ class KafkaApis:
                 from_follower,
                 clock(),
             )
-            if context.error is not Errors.NONE:  # a session error: nothing is fetched
+            if context.error is not NO_ERROR:  # a session error: nothing is fetched
                 respond(FetchResponse(context.error, {}))
                 return
             fetch_data = context.fetch_data
@@ -386,7 +387,7 @@ class KafkaApis:
                 # (A consumer's data carries no log end offset: the ReplicaManager leaves it out.)
                 responses = {**rejected_data, **data} if rejected_data else data
                 session_id, responses = fetch_manager.response_data(context, responses, clock())
-                respond(FetchResponse(Errors.NONE, responses, session_id=session_id))
+                respond(FetchResponse(NO_ERROR, responses, session_id=session_id))
 
             if not valid and not context.waits_on_idle:
                 send({})

@@ -42,7 +42,7 @@ manager.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Protocol, cast
 
 from purgatory import DelayedOperation
@@ -61,9 +61,8 @@ from replica.types import (
 class LocalLogReader(Protocol):
     """The broker's local logs, as a delayed fetch sees them (the ReplicaManager)."""
 
-    @property
-    def partitions(self) -> Mapping[TopicPartition, Partition]:
-        """The hosted partitions, where the completion conditions are checked."""
+    def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
+        """The hosted partition (where the completion conditions are checked), or None."""
 
     def read_from_local_log(
         self,
@@ -131,7 +130,10 @@ class DelayedFetch(DelayedOperation):
         """
         self._available = {}
         self._accumulated = 0
-        return self._check(self._fetch_status.items())
+        for tp, (fetch_offset, fetch_info) in self._fetch_status.items():
+            if self._completes(tp, fetch_offset, fetch_info):
+                return self.force_complete()
+        return False
 
     def try_complete_for_key(self, key: Hashable) -> bool:
         """Check partition ``key`` only (see the module docstring): complete if its state
@@ -142,50 +144,45 @@ class DelayedFetch(DelayedOperation):
             tp = cast(TopicPartition, key)  # a fetch is watched under its partitions
             status = self._fetch_status.get(tp)
             if status is not None:
-                return self._check(((tp, status),))
+                completes = self._completes(tp, status[0], status[1])
+                return self.force_complete() if completes else False
             entry = None if self._session is None else self._session.idle.get(tp)
             if entry is not None:
-                return self._check(((tp, (entry.end, entry.info)),))
+                completes = self._completes(tp, entry.end, entry.info)
+                return self.force_complete() if completes else False
         return self.try_complete()
 
-    def _check(self, statuses: Iterable[tuple[TopicPartition, FetchPartitionStatus]]) -> bool:
-        """Check partitions ``statuses`` (each from where the fetch stands in it): complete at
-        once if the state of one does, else replace each one's share of the available bytes
-        and complete if the sum reaches ``min_bytes``. One loop for both kinds of try, with
-        no call per partition beyond what the conditions need."""
+    def _completes(
+        self, tp: TopicPartition, fetch_offset: LogOffsetMetadata, fetch_info: PartitionFetchInfo
+    ) -> bool:
+        """Check partition ``tp`` from where the fetch stands in it (``fetch_offset``):
+        whether its state completes the fetch at once, else replace its share of the
+        available bytes and say whether the sum reaches ``min_bytes``."""
+        if fetch_offset.message_offset < 0:
+            return False  # the first read failed or was emptied: nothing to wait for
+        partition = self._replica_manager.get_partition(tp)
+        if partition is None:
+            return True
+        end_offset = partition.fetch_end_offset_metadata(
+            fetch_info.current_leader_epoch, self._params.isolation
+        )
+        if end_offset is None:  # not the leader (in the fetch's epoch) any more
+            return True
+        if fetch_offset.message_offset > end_offset.message_offset:
+            return True  # beyond what this fetcher may read
+        # Equal offsets wait whatever their segments: after a roll the end offset may sit,
+        # unchanged, on the older segment.
+        share = 0
+        if fetch_offset.message_offset < end_offset.message_offset:
+            if fetch_offset.on_older_segment(end_offset):
+                return True
+            if fetch_offset.on_same_segment(end_offset):
+                share = min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
         available = self._available
-        assert available is not None
-        partitions = self._replica_manager.partitions
-        isolation = self._params.isolation
-        min_bytes = self._params.min_bytes
-        accumulated = self._accumulated
-        for tp, (fetch_offset, fetch_info) in statuses:
-            if fetch_offset.message_offset < 0:
-                continue  # the first read failed or was emptied: nothing to wait for
-            partition = partitions.get(tp)
-            if partition is None:
-                return self.force_complete()
-            end_offset = partition.fetch_end_offset_metadata(
-                fetch_info.current_leader_epoch, isolation
-            )
-            if end_offset is None:  # not the leader (in the fetch's epoch) any more
-                return self.force_complete()
-            if fetch_offset.message_offset > end_offset.message_offset:
-                return self.force_complete()  # beyond what this fetcher may read
-            # Equal offsets wait whatever their segments: after a roll the end offset may sit,
-            # unchanged, on the older segment.
-            share = 0
-            if fetch_offset.message_offset < end_offset.message_offset:
-                if fetch_offset.on_older_segment(end_offset):
-                    return self.force_complete()
-                if fetch_offset.on_same_segment(end_offset):
-                    share = min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
-            accumulated += share - available.get(tp, 0)
-            available[tp] = share
-            if accumulated >= min_bytes:
-                return self.force_complete()
-        self._accumulated = accumulated
-        return False
+        assert available is not None  # set by the first full try
+        self._accumulated += share - available.get(tp, 0)
+        available[tp] = share
+        return self._accumulated >= self._params.min_bytes
 
     def on_complete(self) -> None:
         infos = {tp: fetch_info for tp, (_, fetch_info) in self._fetch_status.items()}

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from replica.errors import Errors
-from replica.types import PartitionFetchInfo, TopicPartition
+from replica.types import NO_ERROR, PartitionFetchInfo, TopicPartition
 
 __all__ = [
     "FINAL_EPOCH",
@@ -120,7 +120,7 @@ class FetchSessionHandler:
     def __init__(self) -> None:
         self._metadata = FetchMetadata(INVALID_SESSION_ID, INITIAL_EPOCH)
         # What the broker's session holds: the fetch data last sent for each partition.
-        self._session_partitions: Mapping[TopicPartition, PartitionFetchInfo] = {}
+        self._session_partitions: dict[TopicPartition, PartitionFetchInfo] = {}
 
     @property
     def session_id(self) -> int:
@@ -129,25 +129,34 @@ class FetchSessionHandler:
 
     def build(self, fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]) -> FetchRequestData:
         """The next fetch of ``fetch_infos`` (the partitions to fetch now, in order): full if
-        there is no session, else incremental. The handler takes it as sent."""
+        there is no session, else incremental. The handler takes it as sent (a dict is kept
+        as it is: the caller must not change it afterwards)."""
+        infos = fetch_infos if isinstance(fetch_infos, dict) else dict(fetch_infos)
         metadata = self._metadata
         previous = self._session_partitions
-        self._session_partitions = fetch_infos
+        self._session_partitions = infos
         if metadata.is_full:
-            return FetchRequestData(metadata, fetch_infos, ())
+            return FetchRequestData(metadata, infos, ())
         to_send: dict[TopicPartition, PartitionFetchInfo] = {}
-        for tp, info in fetch_infos.items():
+        kept = 0  # partitions of ``previous`` fetched again
+        for tp, info in infos.items():
             sent = previous.get(tp)
+            if sent is None:
+                to_send[tp] = info
+                continue
+            kept += 1
             if sent is not info and sent != info:  # the same object is unchanged: no compare
                 to_send[tp] = info
-        forgotten = tuple(tp for tp in previous if tp not in fetch_infos)
+        if kept == len(previous):
+            return FetchRequestData(metadata, to_send, ())
+        forgotten = tuple([tp for tp in previous if tp not in infos])
         return FetchRequestData(metadata, to_send, forgotten)
 
     def handle_response(self, session_id: int, error: Errors) -> bool:
         """The broker answered the last fetch with top-level ``error`` in session
         ``session_id``; return False if the session failed (the next fetch is full)."""
         metadata = self._metadata
-        if error is not Errors.NONE:
+        if error is not NO_ERROR:
             self._restart(error is not Errors.FETCH_SESSION_ID_NOT_FOUND)
             return False
         if metadata.is_full:

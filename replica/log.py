@@ -64,6 +64,7 @@ from replica.records import (
     batch_size_in_bytes,
 )
 from replica.types import (
+    LOG_END_ISOLATION,
     FetchDataInfo,
     FetchIsolation,
     LogAppendInfo,
@@ -507,9 +508,7 @@ class Log:
                 f"[{self._log_start_offset}, {end}]",
             )
         max_offset = (
-            self.log_end_offset_metadata
-            if isolation is FetchIsolation.LOG_END
-            else self._high_watermark
+            self.log_end_offset_metadata if isolation is LOG_END_ISOLATION else self._high_watermark
         )
         if start_offset == max_offset.message_offset:
             # Also right when a segment rolled at the high watermark after it was set.

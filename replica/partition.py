@@ -37,6 +37,8 @@ from replica.replica import Replica
 from replica.types import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
+    LOG_END_ISOLATION,
+    NO_ERROR,
     EpochEndOffset,
     FetchDataInfo,
     FetchIsolation,
@@ -289,9 +291,9 @@ class Partition:
             return False, Errors.NOT_LEADER_OR_FOLLOWER
         if self.log.high_watermark >= required_offset:
             if len(self.isr) >= self.effective_min_isr:
-                return True, Errors.NONE
+                return True, NO_ERROR
             return True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-        return False, Errors.NONE
+        return False, NO_ERROR
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -353,7 +355,7 @@ class Partition:
         ):
             return None
         log = self.log
-        if isolation is FetchIsolation.LOG_END:
+        if isolation is LOG_END_ISOLATION:
             return log.log_end_offset_metadata
         return log.high_watermark_metadata
 

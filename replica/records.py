@@ -265,7 +265,6 @@ class ProducerBatchInfo(NamedTuple):
     base_sequence: int
 
 
-@attrs.define(frozen=True)
 class RecordBatch:
     """Records stored at consecutive offsets ``base_offset .. last_offset`` of one log.
 
@@ -274,16 +273,69 @@ class RecordBatch:
     ``LogAppendTime`` timestamps, else ``NO_TIMESTAMP``. ``producer_id``, ``producer_epoch``
     and ``base_sequence`` are the idempotent producer's stamp (:class:`ProducerBatchInfo`),
     ``NO_PRODUCER_ID`` and -1 for batches of other producers.
+
+    A value, not to be changed once made: equal, and hashed alike, when all fields are. A
+    plain class rather than an attrs one: every read of a log looks at its batches' offsets,
+    and in the compiled build a plain class is native (its fields and properties are read
+    without a Python-level attribute lookup).
     """
 
-    base_offset: int
-    records: Sequence[Record]
-    size_in_bytes: int
-    partition_leader_epoch: int = -1
-    log_append_time: int = NO_TIMESTAMP
-    producer_id: int = NO_PRODUCER_ID
-    producer_epoch: int = NO_PRODUCER_EPOCH
-    base_sequence: int = NO_SEQUENCE
+    __slots__ = (
+        "base_offset", "base_sequence", "log_append_time", "next_offset",
+        "partition_leader_epoch", "producer_epoch", "producer_id", "records", "size_in_bytes",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        base_offset: int,
+        records: Sequence[Record],
+        size_in_bytes: int,
+        partition_leader_epoch: int = -1,
+        log_append_time: int = NO_TIMESTAMP,
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+        base_sequence: int = NO_SEQUENCE,
+    ) -> None:
+        self.base_offset = base_offset
+        self.records = records
+        self.size_in_bytes = size_in_bytes
+        self.partition_leader_epoch = partition_leader_epoch
+        self.log_append_time = log_append_time
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        #: The offset after the batch (``last_offset + 1``): counted once, read by every log
+        #: read that passes the batch.
+        self.next_offset = base_offset + len(records)
+
+    def _fields(self) -> tuple[int, Sequence[Record], int, int, int, int, int, int]:
+        return (
+            self.base_offset,
+            self.records,
+            self.size_in_bytes,
+            self.partition_leader_epoch,
+            self.log_append_time,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RecordBatch):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"RecordBatch(base_offset={self.base_offset}, records={self.records!r}, "
+            f"size_in_bytes={self.size_in_bytes}, "
+            f"partition_leader_epoch={self.partition_leader_epoch}, "
+            f"log_append_time={self.log_append_time}, producer_id={self.producer_id}, "
+            f"producer_epoch={self.producer_epoch}, base_sequence={self.base_sequence})"
+        )
 
     @property
     def last_sequence(self) -> int:
@@ -295,12 +347,7 @@ class RecordBatch:
     @property
     def last_offset(self) -> int:
         """Offset of the batch's last record."""
-        return self.base_offset + len(self.records) - 1
-
-    @property
-    def next_offset(self) -> int:
-        """The offset after the batch (``last_offset + 1``)."""
-        return self.base_offset + len(self.records)
+        return self.next_offset - 1
 
     @property
     def max_timestamp(self) -> int:

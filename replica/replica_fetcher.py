@@ -73,8 +73,8 @@ ready fetchers for their requests. A paused or dropped fetcher keeps no task
 Fetchers are created and dropped, one per leader, by the follower's
 :class:`~replica.replica_fetcher_manager.ReplicaFetcherManager`. Of the follower's
 :class:`~replica.replica_manager.ReplicaManager` a fetcher uses its broker id, its
-configuration, its partitions and its scheduler, stated by the :class:`LocalBroker` protocol;
-this module does not import the manager.
+configuration, its partitions (looked up one by one) and its scheduler, stated by the
+:class:`LocalBroker` protocol; this module does not import the manager.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ from replica.fetch_session_handler import (
 from replica.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET
 from replica.partition import Partition
 from replica.types import (
+    NO_ERROR,
     EpochEndOffset,
     FetchPartitionData,
     PartitionFetchInfo,
@@ -114,9 +115,8 @@ class LocalBroker(Protocol):
     def config(self) -> BrokerConfig:
         """The replica.fetch.* settings of the fetches."""
 
-    @property
-    def partitions(self) -> Mapping[TopicPartition, Partition]:
-        """The hosted partitions: the logs fetched into."""
+    def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
+        """The hosted partition (the log fetched into), or None if there is none."""
 
     @property
     def scheduler(self) -> TimingWheel:
@@ -134,33 +134,61 @@ class InitialFetchState:
     current_leader_epoch: int
 
 
-@attrs.define(eq=False)
 class PartitionFetchState:
-    """A followed partition: the next offset to fetch and when it may be fetched again."""
+    """A followed partition: the next offset to fetch and when it may be fetched again.
 
-    fetch_offset: int
-    current_leader_epoch: int
-    #: The partition is left out of requests before this time (after an error).
-    ready_at_ms: int = 0
-    #: The partition's part of the last request built, and the local log's change marker
-    #: then: the next request reuses it while neither this state nor the log has changed.
-    fetch_info: PartitionFetchInfo | None = None
-    fetch_info_marker: int = -1
+    A plain class (native in the compiled build): every fetch reads it for every partition."""
+
+    __slots__ = ("current_leader_epoch", "fetch_info", "fetch_info_marker", "fetch_offset",
+                 "ready_at_ms")  # fmt: skip
+
+    def __init__(self, fetch_offset: int, current_leader_epoch: int, ready_at_ms: int = 0) -> None:
+        self.fetch_offset = fetch_offset
+        self.current_leader_epoch = current_leader_epoch
+        #: The partition is left out of requests before this time (after an error).
+        self.ready_at_ms = ready_at_ms
+        #: The partition's part of the last request built, and the local log's change marker
+        #: then: the next request reuses it while neither this state nor the log has changed.
+        self.fetch_info: PartitionFetchInfo | None = None
+        self.fetch_info_marker = -1
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionFetchState(fetch_offset={self.fetch_offset}, "
+            f"current_leader_epoch={self.current_leader_epoch}, ready_at_ms={self.ready_at_ms})"
+        )
 
 
-@attrs.define(frozen=True)
 class ReplicaFetchRequest:
     """A follower's fetch: the arguments of the leader's ``ReplicaManager.fetch_messages``
     (``fetch_infos``: every partition to fetch), and the same fetch in the fetcher's session
     with the leader (``session``: what a Fetch request carries on the wire, see
-    :mod:`replica.fetch_session_handler`)."""
+    :mod:`replica.fetch_session_handler`). Read-only (a plain class: one per fetch)."""
 
-    replica_id: int
-    max_wait_ms: int
-    min_bytes: int
-    max_bytes: int
-    fetch_infos: Mapping[TopicPartition, PartitionFetchInfo]
-    session: FetchRequestData
+    __slots__ = ("fetch_infos", "max_bytes", "max_wait_ms", "min_bytes", "replica_id", "session")
+
+    def __init__(
+        self,
+        replica_id: int,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        fetch_infos: Mapping[TopicPartition, PartitionFetchInfo],
+        session: FetchRequestData,
+    ) -> None:
+        self.replica_id = replica_id
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.fetch_infos = fetch_infos
+        self.session = session
+
+    def __repr__(self) -> str:
+        return (
+            f"ReplicaFetchRequest(replica_id={self.replica_id}, max_wait_ms={self.max_wait_ms}, "
+            f"min_bytes={self.min_bytes}, max_bytes={self.max_bytes}, "
+            f"fetch_infos={self.fetch_infos!r}, session={self.session!r})"
+        )
 
 
 class _NextFetchDue(TimerTask):
@@ -260,22 +288,23 @@ class ReplicaFetcher:
             return None
         config = self.replica_manager.config
         partition_max_bytes = config.replica_fetch_max_bytes
-        partitions = self.replica_manager.partitions
+        get_partition = self.replica_manager.get_partition
         fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
         for tp, state in self._states.items():
             if state.ready_at_ms > now_ms:
                 continue
-            partition = partitions.get(tp)
+            partition = get_partition(tp)
             if partition is None:
                 fetch_infos[tp] = PartitionFetchInfo(
                     state.fetch_offset, partition_max_bytes, state.current_leader_epoch
                 )
                 continue
             log = partition.log
+            marker = log.change_marker
             info = state.fetch_info
             if (
                 info is None
-                or state.fetch_info_marker != log.change_marker
+                or state.fetch_info_marker != marker
                 or info.fetch_offset != state.fetch_offset
                 or info.current_leader_epoch != state.current_leader_epoch
                 or info.max_bytes != partition_max_bytes
@@ -288,7 +317,7 @@ class ReplicaFetcher:
                     log.log_start_offset,
                     log.latest_epoch,
                 )
-                state.fetch_info_marker = log.change_marker
+                state.fetch_info_marker = marker
             fetch_infos[tp] = info
         if not fetch_infos:
             return None
@@ -346,7 +375,7 @@ class ReplicaFetcher:
         backoff_ms = self.replica_manager.config.replica_fetch_backoff_ms
         states = self._states
         requested_infos = request.fetch_infos
-        partitions = self.replica_manager.partitions
+        get_partition = self.replica_manager.get_partition
         for tp, data in response.items():
             state = states.get(tp)
             requested = requested_infos.get(tp)
@@ -357,11 +386,11 @@ class ReplicaFetcher:
                 or state.current_leader_epoch != requested.current_leader_epoch
             ):
                 continue
-            partition = partitions.get(tp)
+            partition = get_partition(tp)
             if partition is None or partition.is_leader:
                 continue
             error = data.error
-            if error is Errors.NONE:
+            if error is NO_ERROR:
                 diverging = data.diverging_epoch
                 if diverging is None:
                     self._process_partition_data(partition, state, data)

@@ -72,6 +72,8 @@ from replica.session_partitions import SessionPartitions
 from replica.types import (
     EMPTY_FETCH_DATA_INFO,
     INTERNAL_TOPICS,
+    LOG_END_ISOLATION,
+    NO_ERROR,
     UNKNOWN_OFFSET,
     FetchIsolation,
     FetchParams,
@@ -94,16 +96,16 @@ LeadershipChangeCallback = Callable[[list[TopicPartition], list[TopicPartition]]
 VALID_REQUIRED_ACKS = (-1, 0, 1)
 
 
-_Found = dict[TopicPartition, tuple[int, LogOffsetMetadata]]
-"""Partitions a read found with nothing to send: their log's change marker and the read's
-position (see :mod:`replica.session_partitions`)."""
+_Found = dict[TopicPartition, tuple[Partition, int, LogOffsetMetadata]]
+"""Partitions a read found with nothing to send: the partition, its log's change marker and
+the read's position (see :mod:`replica.session_partitions`)."""
 
 
 def _record_idle(session: SessionPartitions, found: _Found) -> None:
     """A read's results were sent: the partitions it ``found`` with nothing to send are idle
     in the session (the others it read stay active)."""
-    for tp, (marker, end) in found.items():
-        session.rest(tp, marker, end)
+    for tp, (partition, marker, end) in found.items():
+        session.rest(tp, partition, marker, end)
 
 
 def _no_metadata(_topic_partition: TopicPartition) -> bool:
@@ -428,7 +430,7 @@ class ReplicaManager:
         :meth:`Partition.check_follower_fetch`).
         """
         if replica_id >= 0:
-            fetch_isolation = FetchIsolation.LOG_END
+            fetch_isolation = LOG_END_ISOLATION
         elif isolation == IsolationLevel.READ_COMMITTED:
             fetch_isolation = FetchIsolation.TXN_COMMITTED
         else:
@@ -446,7 +448,7 @@ class ReplicaManager:
         answer_now = False
         for result in results.values():
             bytes_readable += result.info.records_size
-            if result.error is not Errors.NONE or result.diverging_epoch is not None:
+            if result.error is not NO_ERROR or result.diverging_epoch is not None:
                 answer_now = True
         waits_on_idle = session is not None and bool(session.idle)
         if (
@@ -512,18 +514,17 @@ class ReplicaManager:
         self, session: SessionPartitions, follower_id: int
     ) -> dict[TopicPartition, PartitionFetchInfo]:
         """Wake ``session``'s idle partitions whose log changed (or that are no longer
-        hosted); return them with their fetch data. For a follower's fetch (``follower_id >=
-        0``) record its fetch of each one still idle
-        (:meth:`Partition.update_idle_follower_fetch_state`)."""
+        hosted: :meth:`stop_replica` moves a removed log's marker); return them with their
+        fetch data. For a follower's fetch (``follower_id >= 0``) record its fetch of each one
+        still idle (:meth:`Partition.update_idle_follower_fetch_state`)."""
         woken: dict[TopicPartition, PartitionFetchInfo] = {}
         if not session.idle:
             return woken
-        partitions = self._partitions
         now = self._clock()
         changed: list[TopicPartition] = []
         for tp, entry in session.idle.items():
-            partition = partitions.get(tp)
-            if partition is None or partition.log.change_marker != entry.marker:
+            partition = entry.partition
+            if partition.log.change_marker != entry.marker:
                 changed.append(tp)
             elif follower_id >= 0:
                 partition.update_idle_follower_fetch_state(follower_id, now)
@@ -559,13 +560,17 @@ class ReplicaManager:
             elif (
                 found is not None
                 and partition is not None
-                and result.error is Errors.NONE
+                and result.error is NO_ERROR
                 and result.diverging_epoch is None
                 and fetch_info.fetch_offset
                 == (result.leader_log_end_offset if follower_id >= 0 else result.high_watermark)
                 and (follower_id < 0 or follower_id in partition.isr)
             ):
-                found[tp] = (partition.log.change_marker, result.info.fetch_offset_metadata)
+                found[tp] = (
+                    partition,
+                    partition.log.change_marker,
+                    result.info.fetch_offset_metadata,
+                )
             results[tp] = result
         return results
 
@@ -664,7 +669,7 @@ class ReplicaManager:
         by :meth:`_wake_changed`.)
         """
         for tp, result in results.items():
-            if result.error is not Errors.NONE or result.diverging_epoch is not None:
+            if result.error is not NO_ERROR or result.diverging_epoch is not None:
                 continue
             hw_incremented = self._partitions[tp].update_follower_fetch_state(
                 follower_id,
@@ -836,6 +841,7 @@ class ReplicaManager:
             return Errors.NONE
         if delete:
             del self._partitions[topic_partition]
+            partition.log.mark_changed()  # fetch sessions holding it idle wake it (and fail)
         else:
             partition.stop()
         self._isr_expiration.activate(self._leads_a_partition())

@@ -9,13 +9,14 @@ costs in proportion to the partitions that may have something to send.
 A partition is *idle* when the last read sent for it in the session found nothing to send:
 no error, no diverging epoch, no records, its fetch offset at the end offset of the fetch's
 isolation (the log end offset for a follower in the ISR, the high watermark for a consumer).
-The read that found it so records its log's :attr:`~replica.log.Log.change_marker` and the
-position it stood at (:class:`IdlePartition`). While the marker stands, its log has not
-changed, so a read would find the same nothing: a fetch neither reads it nor answers it, and
-a follower's fetch of it is recorded as a fetch at the log end
-(:meth:`~replica.partition.Partition.update_idle_follower_fetch_state`). Once the marker
-moves (records, a high watermark or log start offset sent to the fetcher, a leadership
-change), the next fetch *wakes* it: it is active again, read and answered.
+The read that found it so records the partition, its log's
+:attr:`~replica.log.Log.change_marker` and the position it stood at (:class:`IdlePartition`).
+While the marker stands, its log has not changed, so a read would find the same nothing: a
+fetch neither reads it nor answers it, and a follower's fetch of it is recorded as a fetch at
+the log end (:meth:`~replica.partition.Partition.update_idle_follower_fetch_state`). Once the
+marker moves (records, a high watermark or log start offset sent to the fetcher, a leadership
+change, the partition's removal), the next fetch *wakes* it: it is active again, read and
+answered.
 
 Every other partition is *active*: read by every fetch. New partitions start active; one whose
 fetch data the fetcher changes (or that a read found with something to send) becomes active.
@@ -31,19 +32,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
+from replica.partition import Partition
 from replica.types import LogOffsetMetadata, PartitionFetchInfo, TopicPartition
 
 __all__ = ["IdlePartition", "SessionPartitions"]
 
 
 class IdlePartition:
-    """An idle partition of a session: its log's change marker when a read last found it with
-    nothing to send, where that read stood (the end offset of the fetch's isolation, with its
-    segment position: where a waiting fetch counts new bytes from), and its fetch data."""
+    """An idle partition of a session: the hosted partition and its log's change marker when a
+    read last found it with nothing to send, where that read stood (the end offset of the
+    fetch's isolation, with its segment position: where a waiting fetch counts new bytes from),
+    and its fetch data. (A partition removed from its broker has its log's marker moved, so
+    an entry never needs to look the partition up again.)"""
 
-    __slots__ = ("end", "info", "marker")
+    __slots__ = ("end", "info", "marker", "partition")
 
-    def __init__(self, marker: int, end: LogOffsetMetadata, info: PartitionFetchInfo) -> None:
+    def __init__(
+        self, partition: Partition, marker: int, end: LogOffsetMetadata, info: PartitionFetchInfo
+    ) -> None:
+        self.partition = partition
         self.marker = marker
         self.end = end
         self.info = info
@@ -93,13 +100,14 @@ class SessionPartitions:
             self._position.pop(tp, None)
 
     def in_order(
-        self, infos: Mapping[TopicPartition, PartitionFetchInfo]
+        self, infos: dict[TopicPartition, PartitionFetchInfo]
     ) -> dict[TopicPartition, PartitionFetchInfo]:
         """``infos`` (partitions of the session) in the order they joined it."""
         if len(infos) < 2:
             return dict(infos)
         position = self._position
-        return {tp: infos[tp] for tp in sorted(infos, key=position.__getitem__)}
+        joined = sorted([(position[tp], tp) for tp in infos])  # positions are unique
+        return {tp: infos[tp] for _, tp in joined}
 
     def wake(self, tp: TopicPartition) -> PartitionFetchInfo:
         """Idle ``tp``'s log changed: it is active again. Returns its fetch data."""
@@ -107,12 +115,15 @@ class SessionPartitions:
         self.active[tp] = info
         return info
 
-    def rest(self, tp: TopicPartition, marker: int, end: LogOffsetMetadata) -> None:
-        """A read sent for active ``tp`` found nothing to send, at ``end``, with its log's
-        marker at ``marker``: it is idle. A partition the session no longer holds is left out."""
+    def rest(
+        self, tp: TopicPartition, partition: Partition, marker: int, end: LogOffsetMetadata
+    ) -> None:
+        """A read sent for active ``tp`` (hosted as ``partition``) found nothing to send, at
+        ``end``, with its log's marker at ``marker``: it is idle. A partition the session no
+        longer holds is left out."""
         info = self.active.pop(tp, None)
         if info is not None:
-            self.idle[tp] = IdlePartition(marker, end, info)
+            self.idle[tp] = IdlePartition(partition, marker, end, info)
 
     def __repr__(self) -> str:
         return f"SessionPartitions(active={list(self.active)}, idle={list(self.idle)})"

@@ -9,18 +9,13 @@ is not NONE, else NONE.
 
 from __future__ import annotations
 
-from typing import Final
-
 from apis.api_table import api_of, response_errors
 from apis.fetch import FetchRequest
 from apis.request_channel import RequestBody, ResponseBody
 from replica.errors import Errors
+from replica.types import NO_ERROR
 
 __all__ = ["api_name", "response_error"]
-
-_NONE: Final = Errors.NONE
-"""``Errors.NONE`` read once: on Python 3.11 an attribute of an enum class is read through
-``EnumType.__getattr__``'s slow hook (~700 instructions), here once per error walked."""
 
 
 def api_name(body: RequestBody) -> str:
@@ -33,6 +28,6 @@ def api_name(body: RequestBody) -> str:
 def response_error(body: ResponseBody) -> Errors:
     """The first error ``body`` reports (see the module docstring)."""
     for error in response_errors(body):
-        if error is not _NONE:
+        if error is not NO_ERROR:  # Errors.NONE, read as a module constant (replica.types)
             return error
-    return _NONE
+    return NO_ERROR

@@ -69,6 +69,15 @@ def test_an_incremental_fetch_lists_only_partitions_with_news() -> None:
     assert session is not None and list(session.partitions) == [T1] and session.epoch == 5
 
 
+def test_an_idle_partition_removed_from_the_broker_is_answered_with_its_error() -> None:
+    broker = SingleBroker()
+    session_id = fetch(broker, full()).session_id  # both read nothing: idle in the session
+    assert broker.rm.stop_replica(T0, delete=True) is Errors.NONE
+    after = fetch(broker, FetchRequest({}, max_wait_ms=0, session_id=session_id, session_epoch=1))
+    assert list(after.responses) == [T0]
+    assert after.responses[T0].error is Errors.NOT_LEADER_OR_FOLLOWER
+
+
 def test_session_errors_are_answered_at_top_level_without_fetching() -> None:
     broker = SingleBroker()
     session_id = fetch(broker, full()).session_id

@@ -33,6 +33,10 @@ class FakeBroker:
     partitions: Mapping[TopicPartition, Partition] = attrs.field(factory=dict)
     scheduler: TimingWheel = attrs.field(factory=TimingWheel)
 
+    def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
+        """The hosted partition (never any here)."""
+        return self.partitions.get(topic_partition)
+
     def note_producer_state(self) -> None:
         """Nothing: it hosts no log."""
 
