@@ -23,12 +23,14 @@ manager.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from purgatory import DelayedOperation
 from replica.errors import Errors
 from replica.partition import Partition
-from replica.types import PartitionResponse, TopicPartition
+from replica.types import NO_ERROR, PartitionResponse, TopicPartition
+
+_REQUEST_TIMED_OUT: Final = Errors.REQUEST_TIMED_OUT  # read once: see replica.types.NO_ERROR
 
 
 class PartitionLookup(Protocol):
@@ -80,9 +82,9 @@ class DelayedProduce(DelayedOperation):
     ) -> None:
         super().__init__(delay_ms)
         for status in produce_status.values():
-            if status.error is Errors.NONE:
+            if status.error is NO_ERROR:
                 status.acks_pending = True
-                status.error = Errors.REQUEST_TIMED_OUT
+                status.error = _REQUEST_TIMED_OUT
         self._produce_status = produce_status
         self._replica_manager = replica_manager
         self._response_callback = response_callback
@@ -104,7 +106,7 @@ class DelayedProduce(DelayedOperation):
                 done, error = True, partition
             else:
                 done, error = partition.check_enough_replicas_reach_offset(status.required_offset)
-                done = done or error is not Errors.NONE
+                done = done or error is not NO_ERROR
             if done:
                 status.acks_pending = False
                 status.error = error

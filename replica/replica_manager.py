@@ -340,7 +340,7 @@ class ReplicaManager:
             produce_status[tp] = ProducePartitionStatus(
                 info.last_offset + 1,
                 PartitionResponse(
-                    Errors.NONE, info.first_offset, info.log_append_time, info.log_start_offset
+                    NO_ERROR, info.first_offset, info.log_append_time, info.log_start_offset
                 ),
             )
         if required_acks == -1 and any_appended:

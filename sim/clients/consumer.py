@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping
+from typing import Final
 
 from replica.errors import Errors
 from replica.types import TopicPartition
@@ -97,6 +98,8 @@ from sim.clients.events import ClientRecorder, ConsumerHalted
 from sim.clients.ledger import CommitLedger
 from sim.clients.network import ClientNetwork, MetadataView
 from sim.core.engine import Scheduler
+
+_STOPPED: Final = ConsumerState.STOPPED  # read once per check: see replica.types.NO_ERROR
 
 __all__ = ["CommitCallback", "Consumer", "ConsumerRecords"]
 
@@ -330,7 +333,7 @@ class Consumer:
         self._state = next_state(self._state, event)
 
     def _is_stopped(self) -> bool:
-        return self._state is ConsumerState.STOPPED
+        return self._state is _STOPPED
 
     def _stop(self, event: LifecycleEvent, reason: str) -> None:
         self._transition(event)

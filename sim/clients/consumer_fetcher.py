@@ -40,7 +40,7 @@ from apis.fetch import FetchRequest, FetchResponse
 from replica.errors import Errors
 from replica.fetch_session_handler import FetchSessionHandler
 from replica.records import RecordBatch
-from replica.types import PartitionFetchInfo, TopicPartition
+from replica.types import NO_ERROR, PartitionFetchInfo, TopicPartition
 from sim.clients.consumer_config import ConsumerConfig
 from sim.clients.consumer_positions import Positions
 from sim.clients.consumer_requests import ConsumerRequests
@@ -261,7 +261,7 @@ class Fetcher:
         session.handle_response(response.session_id, response.error)
         records = ConsumerRecords()
         refresh = response.error in _METADATA_ERRORS
-        backoff = response.error != Errors.NONE and not session_failed
+        backoff = response.error is not NO_ERROR and not session_failed
         reset: list[TopicPartition] = []
         answered = response.responses
         positions = self._positions
@@ -271,7 +271,7 @@ class Fetcher:
             data = answered.get(tp)
             if data is None or positions.fetch_position(tp) != info.fetch_offset:
                 continue  # no news, or the position moved meanwhile
-            if data.error == Errors.NONE:
+            if data.error is NO_ERROR:
                 positions.fetched_up_to(tp, _unpack(tp, info.fetch_offset, data.records, records))
             elif data.error == Errors.OFFSET_OUT_OF_RANGE:
                 reset.append(tp)

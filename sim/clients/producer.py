@@ -75,7 +75,7 @@ from typing import Final
 from apis.produce import ProduceRequest, ProduceResponse
 from replica.errors import Errors
 from replica.records import RECORD_BATCH_OVERHEAD, Record, RecordColumns
-from replica.types import UNKNOWN_OFFSET, TopicPartition
+from replica.types import NO_ERROR, UNKNOWN_OFFSET, TopicPartition
 from sim.clients.arrival_plan import ArrivalPlan
 from sim.clients.batching import BatchQueue, ProducerBatch
 from sim.clients.errors import ClientConfigError, ClientStateError
@@ -738,9 +738,9 @@ class _BrokerProducer:
             self._muted.discard(batch.tp)
             result = response.responses.get(batch.tp)
             error = result.error if result is not None else Errors.UNKNOWN_SERVER_ERROR
-            if error == Errors.NONE:
+            if error is NO_ERROR:
                 assert result is not None
-                producer._finish_batch(batch, result.base_offset, Errors.NONE)
+                producer._finish_batch(batch, result.base_offset, NO_ERROR)
             elif error.is_retriable:
                 self._retry_partition(batch, error)
             else:
