@@ -15,6 +15,7 @@ log."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -51,6 +52,7 @@ Key = tuple[int, int]  # partition, offset
 def start_proxy(bootstrap: str) -> tuple[subprocess.Popen[str], str]:
     command = [
         sys.executable,
+        *("-X", "faulthandler"),  # a crash prints every thread's Python stack
         "-m",
         "consume_proxy",
         "serve",
@@ -60,7 +62,9 @@ def start_proxy(bootstrap: str) -> tuple[subprocess.Popen[str], str]:
         *("-X", "consumer.session.timeout.ms=1500", "-X", "consumer.heartbeat.interval.ms=300"),
         *("--log-level", "WARNING"),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    # glibc reports a heap error on the terminal, which CI has not: on stderr instead.
+    env = {**os.environ, "LIBC_FATAL_STDERR_": "1"}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     assert process.stdout is not None
     line = process.stdout.readline()
     assert line.startswith("consume_proxy: serving jobs for group proxies on http://"), line
