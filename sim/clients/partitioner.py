@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from sim.clients.errors import ClientConfigError
-from sim.core.draws import below
+from sim.core.draws import below_with
 
 __all__ = ["Partitioner", "PartitionerName", "fnv1a_32"]
 
@@ -35,13 +35,13 @@ def fnv1a_32(data: bytes) -> int:
 class Partitioner:
     """Picks partitions for one producer. Deterministic given the rng's seed."""
 
-    __slots__ = ("_counters", "_name", "_rng")
+    __slots__ = ("_counters", "_getrandbits", "_name")
 
     def __init__(self, name: PartitionerName, rng: random.Random) -> None:
         if name not in ("hash", "round_robin"):
             raise ClientConfigError(f"partitioner must be 'hash' or 'round_robin', got {name!r}")
         self._name = name
-        self._rng = rng
+        self._getrandbits = rng.getrandbits
         self._counters: dict[str, int] = {}
 
     def partition(self, topic: str, key: bytes | None, num_partitions: int) -> int:
@@ -55,9 +55,11 @@ class Partitioner:
         if num_partitions < 1:
             raise ClientConfigError(f"topic {topic!r} needs >= 1 partition, got {num_partitions}")
         if self._name == "hash":
-            rng = self._rng
+            getrandbits = self._getrandbits
             return [
-                below(rng, num_partitions) if key is None else _hashed(key, num_partitions)
+                below_with(getrandbits, num_partitions)
+                if key is None
+                else _hashed(key, num_partitions)
                 for key in keys
             ]
         first = self._counters.get(topic, 0)

@@ -27,7 +27,7 @@ from sim.clients.workload_config import (
     ProducerWorkload,
     valid_rate,
 )
-from sim.core.draws import ConstantSampler, below, exponential
+from sim.core.draws import ConstantSampler, below, exponential_with, round_half_even
 from sim.core.engine import Scheduler
 
 __all__ = [
@@ -61,7 +61,7 @@ class ArrivalTimes:
     """The times of one arrival process (see :func:`arrival_times`), one at a time
     (:meth:`next`) or a chunk at a time (:meth:`take`), with the same draws either way."""
 
-    __slots__ = ("_gap", "_poisson", "_rate", "_rng", "_t")
+    __slots__ = ("_gap", "_poisson", "_random", "_rate", "_t")
 
     def __init__(
         self, kind: ArrivalKind, rate_per_s: float, rng: random.Random, start_us: int
@@ -73,13 +73,13 @@ class ArrivalTimes:
         self._gap = 1_000_000.0 / rate_per_s
         self._rate = 1.0 / self._gap
         self._poisson = kind == "poisson"
-        self._rng = rng
+        self._random = rng.random
         self._t = float(start_us)
 
     def next(self) -> int:
         """The next time."""
-        self._t += exponential(self._rng, self._rate) if self._poisson else self._gap
-        return round(self._t)
+        self._t += exponential_with(self._random, self._rate) if self._poisson else self._gap
+        return round_half_even(self._t)
 
     def take(self, n: int) -> list[int]:
         """The next ``n`` times."""

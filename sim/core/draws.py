@@ -12,12 +12,15 @@ A run's results now depend on the Mersenne Twister alone, not on the standard li
 algorithms on top of it.
 
 :class:`Sampler` is a distribution bound to its generator (``Distribution.sampler(rng)``):
-``draw()`` is one call, native in the compiled build.
+``draw()`` is one call, native in the compiled build. A sampler holds the generator's bound
+``random``/``getrandbits`` (no method lookup per draw) and rounds with
+:func:`round_half_even` (``round`` on a float, without the builtin's lookup and boxing).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from random import Random
 
 from mypy_extensions import mypyc_attr
@@ -29,8 +32,12 @@ __all__ = [
     "Sampler",
     "UniformSampler",
     "below",
+    "below_with",
     "exponential",
+    "exponential_with",
     "normal",
+    "normal_with",
+    "round_half_even",
 ]
 
 _NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)
@@ -39,12 +46,39 @@ _NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)
 
 def exponential(rng: Random, rate: float) -> float:
     """``rng.expovariate(rate)``: an exponential draw with mean ``1 / rate``."""
-    return -math.log(1.0 - rng.random()) / rate
+    return exponential_with(rng.random, rate)
 
 
 def normal(rng: Random, mu: float, sigma: float) -> float:
     """``rng.normalvariate(mu, sigma)`` (Kinderman and Monahan's ratio of uniforms)."""
-    random = rng.random
+    return normal_with(rng.random, mu, sigma)
+
+
+def below(rng: Random, n: int) -> int:
+    """``rng.randrange(n)``: uniform on ``0 .. n - 1``; ``n`` must be >= 1."""
+    return below_with(rng.getrandbits, n)
+
+
+def round_half_even(x: float) -> int:
+    """``round(x)`` for a finite float: the nearest integer, halfway cases to the even one.
+
+    Raises ValueError for NaN and OverflowError for an infinity, as ``round`` does.
+    ``x - floor(x)`` is exact for every finite double, so the tie test is exact too.
+    """
+    n = math.floor(x)
+    rest = x - n
+    if rest > 0.5 or (rest == 0.5 and n & 1):
+        return n + 1
+    return n
+
+
+def exponential_with(random: Callable[[], float], rate: float) -> float:
+    """:func:`exponential` with the generator's bound ``random``."""
+    return -math.log(1.0 - random()) / rate
+
+
+def normal_with(random: Callable[[], float], mu: float, sigma: float) -> float:
+    """:func:`normal` with the generator's bound ``random``."""
     while True:
         u1 = random()
         u2 = 1.0 - random()
@@ -53,14 +87,15 @@ def normal(rng: Random, mu: float, sigma: float) -> float:
             return mu + z * sigma
 
 
-def below(rng: Random, n: int) -> int:
-    """``rng.randrange(n)``: uniform on ``0 .. n - 1``; ``n`` must be >= 1."""
+def below_with(getrandbits: Callable[[int], int], n: int) -> int:
+    """:func:`below` with the generator's bound ``getrandbits`` (a caller drawing many times
+    looks the method up once)."""
     if n < 1:
         raise ValueError(f"below needs n >= 1, got {n}")
     k = n.bit_length()
-    r: int = rng.getrandbits(k)
+    r = getrandbits(k)
     while r >= n:
-        r = rng.getrandbits(k)
+        r = getrandbits(k)
     return r
 
 
@@ -88,32 +123,32 @@ class UniformSampler(Sampler):
     """``rng.randint(low, high)``."""
 
     def __init__(self, rng: Random, low: int, high: int) -> None:
-        self.rng = rng
+        self._getrandbits = rng.getrandbits
         self.low = low
         self.width = high - low + 1
 
     def draw(self) -> int:
-        return self.low + below(self.rng, self.width)
+        return self.low + below_with(self._getrandbits, self.width)
 
 
 class ExponentialSampler(Sampler):
     """``round(rng.expovariate(1 / mean))``."""
 
     def __init__(self, rng: Random, mean: float) -> None:
-        self.rng = rng
+        self._random = rng.random
         self.rate = 1.0 / mean
 
     def draw(self) -> int:
-        return round(exponential(self.rng, self.rate))
+        return round_half_even(exponential_with(self._random, self.rate))
 
 
 class LognormalSampler(Sampler):
     """``round(rng.lognormvariate(ln(median), sigma))``."""
 
     def __init__(self, rng: Random, median: float, sigma: float) -> None:
-        self.rng = rng
+        self._random = rng.random
         self.mu = math.log(median)
         self.sigma = sigma
 
     def draw(self) -> int:
-        return round(math.exp(normal(self.rng, self.mu, self.sigma)))
+        return round_half_even(math.exp(normal_with(self._random, self.mu, self.sigma)))

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sim.core.distributions import Constant, Exponential, Lognormal, Uniform
-from sim.core.draws import below, exponential, normal
+from sim.core.draws import below, exponential, normal, round_half_even
 
 seeds = st.integers(0, 2**64)
 
@@ -40,6 +40,29 @@ def test_normal_is_normalvariate(seed: int, mu: float, sigma: float) -> None:
 def test_below_is_randrange(seed: int, n: int) -> None:
     ours, theirs = twins(seed)
     assert [below(ours, n) for _ in range(50)] == [theirs.randrange(n) for _ in range(50)]
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_round_half_even_is_round(x: float) -> None:
+    assert round_half_even(x) == round(x)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.49999999999999994, 2.0**52 + 1,
+     -(2.0**52) - 1, 2.0**53, 1e300, -1e-300, 0.0, -0.0],
+)  # fmt: skip
+def test_round_half_even_rounds_ties_and_edges_as_round_does(x: float) -> None:
+    assert round_half_even(x) == round(x)
+
+
+@pytest.mark.parametrize("x", [math.nan, math.inf, -math.inf])
+def test_round_half_even_refuses_what_round_refuses(x: float) -> None:
+    with pytest.raises((ValueError, OverflowError)) as ours:
+        round_half_even(x)
+    with pytest.raises((ValueError, OverflowError)) as theirs:
+        round(x)
+    assert ours.type is theirs.type
 
 
 def test_below_refuses_an_empty_range() -> None:
