@@ -393,10 +393,11 @@ def _bench(args: argparse.Namespace) -> int:
         scale_throughput,
         scenario_throughput,
     )
+    from sim.bench.host import host
     from sim.bench.memory import live_bytes_per_message
     from sim.scenario import with_overrides
 
-    results: dict[str, object] = {}
+    results: dict[str, object] = {"host": host()}
     engine = engine_overhead(events=args.events, rounds=args.rounds)
     results["engine_events_per_wall_s"] = engine.pop("events_per_wall_s")
     results.update(engine)
