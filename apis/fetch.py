@@ -2,14 +2,17 @@
 
 Consumers and follower brokers use the same request; ``replica_id`` tells them apart
 (``-1``: a consumer, ``>= 0``: the id of a follower broker).
+
+The request and the response are plain classes (immutable by convention, compared by their
+fields), not attrs ones: most requests are fetches, and in the compiled build a plain class is
+native, cheap to build and read (see :mod:`apis.body_fields` for how their fields are
+declared).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
-
-import attrs
+from typing import Final
 
 from apis.header import ApiKeys
 from replica.errors import Errors
@@ -31,7 +34,6 @@ __all__ = [
 ]
 
 
-@attrs.define(frozen=True)
 class FetchRequest:
     """Read ``fetch_data`` (per partition: fetch offset and byte limit).
 
@@ -45,17 +47,79 @@ class FetchRequest:
     ``forgotten``.
     """
 
-    API_KEY: ClassVar[ApiKeys] = ApiKeys.FETCH
+    API_KEY: Final = ApiKeys.FETCH
+    FIELDS: Final = (
+        ("fetch_data", Mapping),
+        ("max_wait_ms", int),
+        ("min_bytes", int),
+        ("max_bytes", int),
+        ("replica_id", int),
+        ("isolation_level", IsolationLevel),
+        ("session_id", int),
+        ("session_epoch", int),
+        ("forgotten", Sequence),
+    )
+    """The constructor's parameters and their declared types, shallowly
+    (:mod:`apis.body_fields`)."""
 
-    fetch_data: Mapping[TopicPartition, PartitionFetchInfo]
-    max_wait_ms: int = 500
-    min_bytes: int = 1
-    max_bytes: int = 52_428_800
-    replica_id: int = CONSUMER_REPLICA_ID
-    isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED
-    session_id: int = 0
-    session_epoch: int = -1
-    forgotten: Sequence[TopicPartition] = ()
+    __slots__ = (
+        "fetch_data",
+        "forgotten",
+        "isolation_level",
+        "max_bytes",
+        "max_wait_ms",
+        "min_bytes",
+        "replica_id",
+        "session_epoch",
+        "session_id",
+    )
+
+    def __init__(
+        self,
+        fetch_data: Mapping[TopicPartition, PartitionFetchInfo],
+        max_wait_ms: int = 500,
+        min_bytes: int = 1,
+        max_bytes: int = 52_428_800,
+        replica_id: int = CONSUMER_REPLICA_ID,
+        isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+        session_id: int = 0,
+        session_epoch: int = -1,
+        forgotten: Sequence[TopicPartition] = (),
+    ) -> None:
+        self.fetch_data = fetch_data
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.replica_id = replica_id
+        self.isolation_level = isolation_level
+        self.session_id = session_id
+        self.session_epoch = session_epoch
+        self.forgotten = forgotten
+
+    def _fields(self) -> tuple[object, ...]:
+        return (
+            self.fetch_data,
+            self.max_wait_ms,
+            self.min_bytes,
+            self.max_bytes,
+            self.replica_id,
+            self.isolation_level,
+            self.session_id,
+            self.session_epoch,
+            self.forgotten,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FetchRequest) and self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"FetchRequest(fetch_data={self.fetch_data!r}, max_wait_ms={self.max_wait_ms!r}, "
+            f"min_bytes={self.min_bytes!r}, max_bytes={self.max_bytes!r}, "
+            f"replica_id={self.replica_id!r}, isolation_level={self.isolation_level!r}, "
+            f"session_id={self.session_id!r}, session_epoch={self.session_epoch!r}, "
+            f"forgotten={self.forgotten!r})"
+        )
 
     def error_response(self, error: Errors) -> FetchResponse:
         """A response with top-level ``error`` and ``error`` for every partition."""
@@ -69,7 +133,6 @@ def fetch_error(error: Errors) -> FetchPartitionData:
     )
 
 
-@attrs.define(frozen=True)
 class FetchResponse:
     """Top-level error and per-partition data: error, high watermark, log start offset, last
     stable offset and whole record batches.
@@ -81,7 +144,28 @@ class FetchResponse:
     fetch's response lists only the partitions with news (see :mod:`apis.fetch_session`).
     """
 
-    error: Errors
-    responses: Mapping[TopicPartition, FetchPartitionData]
-    throttle_time_ms: int = 0
-    session_id: int = 0
+    __slots__ = ("error", "responses", "session_id", "throttle_time_ms")
+
+    def __init__(
+        self,
+        error: Errors,
+        responses: Mapping[TopicPartition, FetchPartitionData],
+        throttle_time_ms: int = 0,
+        session_id: int = 0,
+    ) -> None:
+        self.error = error
+        self.responses = responses
+        self.throttle_time_ms = throttle_time_ms
+        self.session_id = session_id
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.error, self.responses, self.throttle_time_ms, self.session_id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FetchResponse) and self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"FetchResponse(error={self.error!r}, responses={self.responses!r}, "
+            f"throttle_time_ms={self.throttle_time_ms!r}, session_id={self.session_id!r})"
+        )

@@ -16,7 +16,11 @@ or no longer leads (Kafka's ``onLeadershipChange``: ``onElection`` / ``onResigna
 Guarantee: every request handed to :meth:`KafkaApis.handle` (or a ``handle_*`` method) gets
 exactly one response in the channel, sooner or later. A body whose fields do not have their
 declared types (``records=None``, ``max_wait_ms="5"``) is malformed: :meth:`KafkaApis.handle`
-answers it with INVALID_REQUEST without handling it. An exception raised while handling a
+answers it with INVALID_REQUEST without handling it. (In the compiled build the constructors
+of the plain bodies, :class:`~apis.fetch.FetchRequest` and
+:class:`~apis.produce.ProduceRequest`, check their parameters' types, a collection's
+excepted, so a wrong ``max_wait_ms`` raises TypeError there before any request is made:
+docs/benchmarks.md, "What differs for a caller".) An exception raised while handling a
 request (inside a manager too) is logged and answered with UNKNOWN_SERVER_ERROR, unless the
 response was already sent; a manager callback that fires after that error response is dropped.
 An error response is built from the body with its malformed collections emptied, so a produce
@@ -28,11 +32,10 @@ from __future__ import annotations
 import logging
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
-
-import attrs
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 from apis.api_table import API_TABLE
+from apis.body_fields import body_fields, replace
 from apis.config import KafkaConfig
 from apis.controller_requests import (
     LeaderAndIsrRequest,
@@ -95,7 +98,6 @@ _V = TypeVar("_V")
 _Check = Callable[[object], bool]
 
 
-@attrs.frozen
 class _FieldCheck:
     """One field of a request body class: its name, declared type and type check.
 
@@ -103,10 +105,13 @@ class _FieldCheck:
     ``int`` for an int...): a value of one of them conforms without calling ``conforms``,
     so checking a well-formed request costs a set lookup per field."""
 
-    name: str
-    tp: Any
-    conforms: _Check
-    usual: frozenset[type]
+    __slots__ = ("conforms", "name", "tp", "usual")
+
+    def __init__(self, name: str, tp: Any, conforms: _Check, usual: frozenset[type]) -> None:
+        self.name = name
+        self.tp = tp
+        self.conforms = conforms
+        self.usual = usual
 
 
 _FIELD_CHECKS: dict[type, tuple[_FieldCheck, ...]] = {}
@@ -114,27 +119,28 @@ _FIELD_CHECKS: dict[type, tuple[_FieldCheck, ...]] = {}
 
 def _type_check(tp: Any) -> tuple[_Check, frozenset[type]]:
     """A check that a value is of type ``tp``, shallowly: the container, not its items (a bool
-    is not an int, a string is not a sequence); and the exact types that surely pass it."""
-    origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
+    is not an int, a string is not a sequence); and the exact types that surely pass it.
+    ``tp`` is an annotation's type, or its container alone (``Mapping``; see
+    :mod:`apis.body_fields`)."""
+    kind = get_origin(tp) or tp
+    if kind in (Union, types.UnionType):
         members = [_type_check(member) for member in get_args(tp)]
         checks = tuple(check for check, _ in members)
         return (
             lambda value: any(check(value) for check in checks),
             frozenset().union(*(usual for _, usual in members)),
         )
-    if tp is int:
+    if kind is int:
         return lambda value: isinstance(value, int) and not isinstance(value, bool), frozenset(
             {int}
         )
-    if origin is Sequence:
+    if kind is Sequence:
         return (
             lambda value: isinstance(value, Sequence) and not isinstance(value, str | bytes),
             frozenset({tuple, list}),
         )
-    if origin is Mapping:
+    if kind is Mapping:
         return lambda value: isinstance(value, Mapping), frozenset({dict})
-    kind = origin or tp
     return lambda value: isinstance(value, kind), frozenset({kind})
 
 
@@ -142,11 +148,7 @@ def _field_checks(cls: type) -> tuple[_FieldCheck, ...]:
     """The fields of request body class ``cls`` with their type checks (cached per class)."""
     found = _FIELD_CHECKS.get(cls)
     if found is None:
-        hints = get_type_hints(cls)
-        found = tuple(
-            _FieldCheck(field.name, hints[field.name], *_type_check(hints[field.name]))
-            for field in attrs.fields(cls)
-        )
+        found = tuple(_FieldCheck(name, tp, *_type_check(tp)) for name, tp in body_fields(cls))
         _FIELD_CHECKS[cls] = found
     return found
 
@@ -164,16 +166,16 @@ def _malformed(body: RequestBody) -> list[_FieldCheck]:
 def _error_response(body: RequestBody, error: Errors) -> ResponseBody:
     """``body.error_response(error)``, built from ``body`` with its malformed collection
     fields emptied (or set to None where None is allowed) so that building it cannot fail."""
-    empty: dict[str, Any] = {}
+    empty: dict[str, object] = {}
     for field in _malformed(body):
-        origin = get_origin(field.tp)
-        if origin in (Union, types.UnionType) and type(None) in get_args(field.tp):
+        kind = get_origin(field.tp) or field.tp
+        if kind in (Union, types.UnionType) and type(None) in get_args(field.tp):
             empty[field.name] = None
-        elif origin is Mapping:
+        elif kind is Mapping:
             empty[field.name] = {}
-        elif origin is Sequence:
+        elif kind is Sequence:
             empty[field.name] = ()
-    return attrs.evolve(body, **empty).error_response(error)
+    return replace(body, empty).error_response(error)
 
 
 class _Responder:

@@ -26,8 +26,6 @@ import itertools
 from collections.abc import Sequence
 from typing import TypeVar
 
-import attrs
-
 from apis.config import KafkaConfig
 from apis.fetch import FetchRequest, FetchResponse
 from apis.request_channel import Request, RequestBody, ResponseBody
@@ -55,19 +53,36 @@ __all__ = ["Call", "Cluster"]
 _T = TypeVar("_T")
 
 
-@attrs.define(eq=False)
 class Call:
-    """A request sent through the cluster and what came back.
+    """A request sent through the cluster and what came back (compared by identity).
 
     ``response`` is None until the response arrives; ``answered_at`` is the clock time (ms)
-    it arrived.
+    it arrived. A plain class, not an attrs one: one is made per request, and a plain class is
+    native (cheap to build and read) in the compiled build.
     """
 
-    request: Request
-    destination: int
-    sent_at: int
-    response: ResponseBody | None = None
-    answered_at: int | None = None
+    __slots__ = ("answered_at", "destination", "request", "response", "sent_at")
+
+    def __init__(
+        self,
+        request: Request,
+        destination: int,
+        sent_at: int,
+        response: ResponseBody | None = None,
+        answered_at: int | None = None,
+    ) -> None:
+        self.request = request
+        self.destination = destination
+        self.sent_at = sent_at
+        self.response = response
+        self.answered_at = answered_at
+
+    def __repr__(self) -> str:
+        return (
+            f"Call(request={self.request!r}, destination={self.destination}, "
+            f"sent_at={self.sent_at}, response={self.response!r}, "
+            f"answered_at={self.answered_at})"
+        )
 
     @property
     def done(self) -> bool:

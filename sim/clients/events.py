@@ -13,10 +13,10 @@ commits (:class:`MessagesDelivered`, :class:`MessagesProcessed`, :class:`Message
 :class:`MessagesCommitted`). Each holds the same facts as the per-message events its
 ``expand()`` returns; the simulator's metrics recorder appends the columns at once.
 
-The two batch events made on the consumer's hot path, once per fetch and per pool wake-up
-(:class:`MessagesDelivered`, :class:`MessagesProcessed`), are plain classes (read-only by
-contract, compared by identity, as the other batch events): a plain class is built natively in
-the compiled build, an attrs one is not.
+The three batch events made on the consumer's hot path, once per fetch and per pool wake-up
+(:class:`MessagesDelivered`, :class:`MessagesProcessed`, :class:`MessagesCommittable`), are
+plain classes (read-only by contract, compared by identity, as the other batch events): a
+plain class is built natively in the compiled build, an attrs one is not.
 
 Clients call :meth:`ClientRecorder.record` synchronously from inside simulator callbacks; a
 recorder must not call back into the client. :class:`InMemoryRecorder` keeps every event in a
@@ -338,16 +338,28 @@ class MessagesProcessed:
         ]
 
 
-@attrs.frozen(eq=False)
 class MessagesCommittable:
     """Messages that joined the contiguous processed prefix: a :class:`MessageCommittable`
     per column entry, at ``times_us[i]``."""
 
-    client_id: str
-    tps: Sequence[TopicPartition]
-    offsets: Sequence[int]
-    message_ids: Sequence[int]
-    times_us: Sequence[int]
+    __slots__ = ("client_id", "message_ids", "offsets", "times_us", "tps")
+
+    def __init__(
+        self,
+        client_id: str,
+        tps: Sequence[TopicPartition],
+        offsets: Sequence[int],
+        message_ids: Sequence[int],
+        times_us: Sequence[int],
+    ) -> None:
+        self.client_id = client_id
+        self.tps = tps
+        self.offsets = offsets
+        self.message_ids = message_ids
+        self.times_us = times_us
+
+    def __repr__(self) -> str:
+        return _repr(self, ("client_id", "tps", "offsets", "message_ids", "times_us"))
 
     def expand(self) -> list[MessageCommittable]:
         """The per-message events, in column order."""

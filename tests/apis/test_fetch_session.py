@@ -12,7 +12,7 @@ from apis.fetch_session import (
 )
 from replica.errors import Errors
 from replica.records import Record
-from replica.types import PartitionFetchInfo
+from replica.types import FetchPartitionData, PartitionFetchInfo
 from tests.apis.single_broker import T0, T1, SingleBroker
 
 RECORDS = [Record(None, b"v", 0)]
@@ -22,6 +22,20 @@ def fetch(broker: SingleBroker, request: FetchRequest) -> FetchResponse:
     body = broker.request(request).body
     assert isinstance(body, FetchResponse)
     return body
+
+
+def changed(data: FetchPartitionData, error: Errors, high_watermark: int) -> FetchPartitionData:
+    """``data`` with another error and high watermark."""
+    return FetchPartitionData(
+        error,
+        high_watermark,
+        data.log_start_offset,
+        data.last_stable_offset,
+        data.records,
+        data.records_size,
+        data.log_end_offset,
+        data.diverging_epoch,
+    )
 
 
 def full(session_id: int = 0, epoch: int = 0, offsets: tuple[int, int] = (0, 0)) -> FetchRequest:
@@ -146,6 +160,6 @@ def test_a_cached_partition_reports_news() -> None:
     assert not cached.maybe_update_response_data(data, incremental=True)
     assert cached.maybe_update_response_data(data, incremental=False)  # full: always
     assert cached.maybe_update_response_data(
-        data._replace(error=Errors.NOT_LEADER_OR_FOLLOWER), True
+        changed(data, Errors.NOT_LEADER_OR_FOLLOWER, data.high_watermark), True
     )
-    assert cached.maybe_update_response_data(data._replace(high_watermark=5), True)
+    assert cached.maybe_update_response_data(changed(data, data.error, 5), True)
