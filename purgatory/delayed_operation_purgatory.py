@@ -12,7 +12,13 @@ the same keys (:class:`~purgatory.watch_group.WatchGroup`), which is indexed und
 them: watching costs one append whatever the number of keys, which pays when many operations
 share a large key set (a follower fetching the same partitions, a produce to the same
 partitions), and costs a group object when key sets never repeat. ``watched`` counts one entry
-per (operation, key) either way. A completed operation leaves a key's list when that key is
+per (operation, key) either way. A group whose operations have all completed when one of its
+keys is checked is *retired*, not forgotten: it stays indexed, empty, and the next operation
+with the same keys revives it (moved last in each key's order of groups, where a new group
+would go), so a key set that keeps coming back (a follower's fetch session) is indexed once,
+not once per operation. An empty group is invisible to every method; at most
+``_RETIRED_GROUPS_MAX`` are kept, the longest retired dropped first. A completed operation
+leaves a key's list when that key is
 checked, and a group's lists when any of its keys is checked; otherwise it lingers until a
 purge. Purging (walking every list and group, dropping completed operations) runs when the
 number of operations completed since the last purge exceeds ``purge_interval``: that bounds
@@ -67,6 +73,9 @@ Op = TypeVar("Op", bound=DelayedOperation)
 
 DEFAULT_GROUP_MIN_KEYS = 8
 """Operations with at least this many keys are watched as a group (see the module docstring)."""
+
+_RETIRED_GROUPS_MAX = 64
+"""Emptied groups kept for reuse per purgatory (see the module docstring)."""
 
 _PLAIN_KEY_TYPES = (tuple, list)
 _SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than with str | bytes
@@ -123,6 +132,8 @@ class DelayedOperationPurgatory(Generic[Op]):
         # The others: one group per distinct keys tuple, indexed under each of its keys.
         self._groups: dict[tuple[Hashable, ...], WatchGroup[Op]] = {}
         self._groups_by_key: dict[Hashable, dict[WatchGroup[Op], None]] = {}
+        # Groups emptied by a check, kept for reuse (the oldest first); only they are empty.
+        self._retired: dict[WatchGroup[Op], None] = {}
         self._watch_count = 0  # operations watched so far: their watch order
         self._watched = 0  # entries over all watch lists (PurgatorySize)
         # Operations watched since the last purge, each counted once (Kafka's estimate).
@@ -161,7 +172,8 @@ class DelayedOperationPurgatory(Generic[Op]):
 
     def watch_keys(self) -> list[Hashable]:
         """The keys that currently have a watch list."""
-        return list(dict.fromkeys([*self._watch_lists, *self._groups_by_key]))
+        grouped = [key for key, groups in self._groups_by_key.items() if _any_watched(groups)]
+        return list(dict.fromkeys([*self._watch_lists, *grouped]))
 
     def watchers(self, key: Hashable) -> list[Op]:
         """The operations listed under ``key``, in the order :meth:`check_and_complete` tries
@@ -289,6 +301,8 @@ class DelayedOperationPurgatory(Generic[Op]):
             raise
         if group is None:
             group = self._add_group(group_keys)
+        elif not group.operations:
+            self._revive(group)
         group.operations.append(operation)
         operation._watched_under = group
 
@@ -306,7 +320,7 @@ class DelayedOperationPurgatory(Generic[Op]):
             groups = self._groups_by_key.get(key) if self._groups_by_key else None
         except TypeError:
             raise InvalidKeysError(f"key must be hashable, got {key!r}") from None
-        if watchers is None and groups is None:
+        if watchers is None and (groups is None or not _any_watched(groups)):
             return 0
         completed = 0
         walked: list[WatchGroup[Op]] = []
@@ -316,7 +330,8 @@ class DelayedOperationPurgatory(Generic[Op]):
                 completed += _try_each(watchers, key)
             if groups is not None:
                 seen: set[WatchGroup[Op]] = set()
-                while fresh := [group for group in groups if group not in seen]:
+                # A retired group is skipped until a callback revives it (as a new group).
+                while fresh := [g for g in groups if g.operations and g not in seen]:
                     for group in fresh:
                         seen.add(group)
                         walked.append(group)
@@ -454,6 +469,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         self._watch_lists.clear()
         self._groups.clear()
         self._groups_by_key.clear()
+        self._retired.clear()
         self._watched = 0
         self._estimated_watched_ops = 0
         return pending
@@ -493,6 +509,7 @@ class DelayedOperationPurgatory(Generic[Op]):
         old list walks it to its end."""
         group.dropped = True
         group.operations = []
+        self._retired.pop(group, None)
         del self._groups[group.keys]
         by_key = self._groups_by_key
         for key in group.unique_keys:
@@ -502,7 +519,8 @@ class DelayedOperationPurgatory(Generic[Op]):
                 del by_key[key]
 
     def _compact_group(self, group: WatchGroup[Op]) -> None:
-        """Drop completed operations from ``group`` (unless it was dropped meanwhile)."""
+        """Drop completed operations from ``group`` (unless it was dropped meanwhile); retire
+        it if none is left."""
         if group.dropped:
             return
         watchers = group.operations
@@ -513,7 +531,27 @@ class DelayedOperationPurgatory(Generic[Op]):
         if live:
             watchers[:] = live
         else:
-            self._drop_group(group)
+            self._retire(group)
+
+    def _retire(self, group: WatchGroup[Op]) -> None:
+        """Keep emptied ``group`` for the next operation with its keys (see the module
+        docstring); drop the longest retired group beyond ``_RETIRED_GROUPS_MAX``."""
+        group.operations = []  # a new list, as in _drop_group
+        retired = self._retired
+        retired[group] = None
+        if len(retired) > _RETIRED_GROUPS_MAX:
+            self._drop_group(next(iter(retired)))
+
+    def _revive(self, group: WatchGroup[Op]) -> None:
+        """Use retired ``group`` again, last among the groups of each of its keys: where
+        :meth:`_add_group` would put a new one, so the order operations are tried in is the
+        same as if it had been dropped and made again."""
+        del self._retired[group]
+        by_key = self._groups_by_key
+        for key in group.unique_keys:
+            groups = by_key[key]
+            del groups[group]
+            groups[group] = None
 
     def _maybe_purge(self) -> None:
         """Purge when more than ``purge_interval`` watched operations are no longer delayed."""
@@ -536,6 +574,11 @@ def _try_each(watchers: list[Op], key: Hashable) -> int:
         if operation._state is _PENDING and operation.try_complete_for_key(key):
             completed += 1
     return completed
+
+
+def _any_watched(groups: Iterable[WatchGroup[Op]]) -> bool:
+    """Whether any of ``groups`` holds an operation (is not retired)."""
+    return any(group.operations for group in groups)  # a loop in the compiled build
 
 
 def _pending(operations: Iterable[Op]) -> list[Op]:

@@ -23,8 +23,10 @@ class WatchGroup(Generic[Op]):
     """Operations watched under ``keys`` (duplicates kept, each counts), in watch order.
 
     ``unique_keys`` are the distinct keys, in first-seen order: the keys the group is indexed
-    under. ``dropped`` becomes True when the purgatory forgets the group (it emptied, or a
-    key of it was cancelled); a dropped group is never used again. Groups hash by identity.
+    under. A group with no operations is *retired*: kept by the purgatory for the next
+    operation with the same keys. ``dropped`` becomes True when the purgatory forgets the
+    group (a cancel or a purge emptied it, a key of it was cancelled, or it was retired the
+    longest); a dropped group is never used again. Groups hash by identity.
     """
 
     __slots__ = ("dropped", "keys", "operations", "unique_keys")

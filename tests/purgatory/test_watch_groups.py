@@ -146,3 +146,68 @@ def test_a_group_let_go_leaves_no_reference_cycle(how: str) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_group_emptied_by_a_check_is_reused_and_tried_where_a_new_group_would_be() -> None:
+    purgatory = Purgatory("p", group_min_keys=2)
+    tried: list[str] = []
+    first, later, again = Named("first", tried), Named("later", tried), Named("again", tried)
+    purgatory.try_complete_else_watch(first, ["x", "y"])
+    group = purgatory._groups[("x", "y")]
+    purgatory.try_complete_else_watch(later, ["y", "x"])  # another group, made after it
+    first.satisfied = True
+    assert purgatory.check_and_complete("x") == 1
+    assert purgatory._groups[("x", "y")] is group and not group.operations  # retired, kept
+    assert purgatory.watchers("x") == [later] and purgatory.watched == 2
+    purgatory.try_complete_else_watch(again, ("x", "y"))
+    assert purgatory._groups[("x", "y")] is group  # revived, not made again
+    assert purgatory.watchers("y") == [later, again]  # last, as a new group would be
+    tried.clear()
+    assert purgatory.check_and_complete("y") == 0
+    assert tried == ["later", "again"]
+
+
+def test_retired_groups_are_invisible_and_bounded() -> None:
+    purgatory = Purgatory("p", group_min_keys=2)
+    for n in range(100):
+        operation = ConditionOperation(100)
+        purgatory.try_complete_else_watch(operation, [n, n + 1000])
+        operation.satisfied = True
+        assert purgatory.check_and_complete(n) == 1
+        assert purgatory.watch_keys() == [] and metrics(purgatory) == (0, 0)
+        assert purgatory.check_and_complete(n + 1000) == 0
+    assert len(purgatory._groups) == len(purgatory._retired) == 64  # the newest kept
+    assert (99, 1099) in purgatory._groups and (35, 1035) not in purgatory._groups
+    assert len(purgatory._groups_by_key) == 128
+
+
+class CompletesAtThirdTry(ConditionOperation):
+    """Not done at its submission (two tries), done at the first check that tries it."""
+
+    def __init__(self) -> None:
+        super().__init__(100)
+        self.tries = 0
+
+    def try_complete(self) -> bool:
+        self.tries += 1
+        self.satisfied = self.tries >= 3
+        return super().try_complete()
+
+
+def test_an_operation_reviving_a_group_during_a_check_is_tried_in_that_check() -> None:
+    purgatory = Purgatory("p", group_min_keys=2)
+    done = ConditionOperation(100)
+    purgatory.try_complete_else_watch(done, ["x", "y"])
+    done.satisfied = True
+    assert purgatory.check_and_complete("x") == 1  # its group is retired, first under "x"
+    revived = CompletesAtThirdTry()
+    trigger = ConditionOperation(
+        100,
+        on_complete_callback=lambda _: purgatory.try_complete_else_watch(revived, ["x", "y"]),
+    )
+    purgatory.try_complete_else_watch(trigger, ["x", "z"])  # a second group under "x"
+    trigger.satisfied = True
+    # The walk finds the retired group empty, completes the trigger, whose callback revives
+    # the group: the revived operation is tried in the same check, as a new group's would be.
+    assert purgatory.check_and_complete("x") == 2
+    assert revived.is_completed and metrics(purgatory) == (0, 0)
