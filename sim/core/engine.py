@@ -6,27 +6,35 @@ time run in the order they were scheduled (FIFO), so a run depends only on the s
 inputs. Randomness comes from named streams (:meth:`Simulator.rng`), each seeded from
 ``(seed, name)`` with SHA-256, so adding a stream never perturbs another one.
 
-Implementation: a binary heap (:mod:`heapq`) of events. An :class:`Event` is a small tuple
-``(time, seq, callback, simulator)``: tuples compare in C, and the unique sequence number both
-breaks ties FIFO and keeps callbacks from ever being compared; making the handle the heap
-entry itself saves an allocation per event. Cancellation is lazy (the sequence number goes
-into a set and the entry is skipped when popped), with a compaction when dead entries
-outnumber live ones, so memory stays bounded when most timers are cancelled. ``run_until``
-pushes a sentinel event at the boundary (ordered after every event due then, including ones
-scheduled during the run) whose callback stops the loop, so the hot loop carries no
-per-event boundary check. ``python -m sim bench`` measures the loop against a bare heapq loop
-and against :class:`purgatory.TimingWheel` as the scheduler; the heap won (see
-docs/benchmarks.md), so it is what runs here.
+Implementation: a binary heap (:mod:`heapq`) of integer *keys* and a dict from key to
+pending :class:`Event`. An event's key is ``(time << 32) | seq``, ``seq`` a counter of
+scheduled events: one int orders events by time, then FIFO, and heapq compares two ints for
+much less than the ``(time, seq, ...)`` tuples it used to compare (a tuple comparison is an
+equality test and an order test of the items, each a rich comparison). The dict holds the
+pending events: running or cancelling an event removes it, so ``Event.pending`` is a lookup
+and the heap no longer holds a cancelled event, only its key (lazy cancellation: the key is
+skipped when popped); the heap is rebuilt from the dict when dead keys are more than half of
+it (and more than ``_COMPACT_MIN_DEAD``), so memory stays bounded when most timers are
+cancelled. ``run_until`` pushes a sentinel key at the
+boundary (sequence number ``2**32 - 1``, which no event has: ordered after every event due
+then, including ones scheduled during the run), so the hot loop checks the boundary only on
+a key with no event. Keys stay machine-size ints (cheap to make and compare in the compiled
+build) for the first 2**30 us (~18 simulated minutes); every ``2**32 - 1`` events the pending
+ones are numbered again from 0 in key order, which keeps the order. A heap of distinct times
+with a FIFO list per time (same-time events in order for free) was measured too: events
+scheduled at the same microsecond are rare here (3% of the default scenario's), so it paid a
+list and a second dict operation per event for little, and ``python -m sim bench`` measured
+it slower than this in both builds; so did the timing wheel (:class:`purgatory.TimingWheel`),
+see docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
-from typing import Protocol
+from typing import Any, Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
@@ -44,7 +52,18 @@ __all__ = [
 
 # Dead (cancelled) heap entries are compacted away once there are more than this many of them
 # and they make up more than half of the heap.
-_COMPACT_MIN_DEAD = 1024
+_COMPACT_MIN_DEAD: Final = 1024
+
+# A key is (time << _SEQ_BITS) | seq, seq < _SEQ_LIMIT; the sentinel's seq is _SEQ_LIMIT.
+_SEQ_BITS: Final = 32
+_SEQ_LIMIT: Final = (1 << _SEQ_BITS) - 1
+
+_Key = Any
+"""An event's key, an int. Typed Any where keys are passed around so that the compiled build
+keeps each one a single Python int object: an int-typed variable is unboxed and boxed again
+at every use (an allocation each time)."""
+
+_heappush: Final = heappush  # compiled: a C static, not a module-dict lookup per call
 
 
 @mypyc_attr(native_class=False)  # its subclasses have two built-in bases
@@ -62,32 +81,27 @@ class ReentrantRunError(SimulatorError, RuntimeError):
     """``run``/``run_until`` was called from inside an event callback."""
 
 
-class _Stop(Exception):
-    """Raised by the boundary sentinel of ``run_until`` to leave the event loop."""
-
-
-def _stop() -> None:
-    raise _Stop
-
-
-@mypyc_attr(native_class=False)  # a native class cannot extend tuple
-class Event(tuple[int, float, Callable[[], object], "Simulator"]):
+class Event:
     """A scheduled callback; returned by :meth:`Simulator.call_at` / ``call_later``.
 
     An opaque handle: ``time`` is the virtual time (us) at which it runs, ``cancel()``
-    prevents it. (It is the tuple ``(time, seq, callback, simulator)`` the heap orders.)
+    prevents it. Made by the simulator only.
     """
 
-    __slots__ = ()
+    __slots__ = ("_callback", "_key", "_simulator", "time")
 
-    @property
-    def time(self) -> int:
-        return self[0]
+    def __init__(
+        self, time: int, key: _Key, callback: Callable[[], object], simulator: Simulator
+    ) -> None:
+        self.time: Final = time
+        self._key = key  # changed by Simulator._renumber while pending
+        self._callback = callback
+        self._simulator = simulator
 
     @property
     def pending(self) -> bool:
         """True until the event runs or is cancelled."""
-        return self[3]._is_pending(self[0], self[1])
+        return self._simulator._events.get(self._key) is self
 
     def cancel(self) -> bool:
         """Prevent the event from running. O(1) amortised.
@@ -95,11 +109,11 @@ class Event(tuple[int, float, Callable[[], object], "Simulator"]):
         Returns True if it was pending, False if it had already run (or was running) or had
         been cancelled. Safe from any callback, including one running at the same time.
         """
-        return self[3]._cancel(self[0], self[1])
+        return self._simulator._cancel(self)
 
     def __repr__(self) -> str:
         state = "pending" if self.pending else "done"
-        return f"<Event time={self[0]} {state}>"
+        return f"<Event time={self.time} {state}>"
 
 
 class Scheduler(Protocol):
@@ -137,13 +151,13 @@ class Simulator:
     """
 
     __slots__ = (
-        "_bounded",
         "_cancelled",
-        "_discarded",
+        "_dropped_seqs",
+        "_events",
         "_heap",
-        "_last_seq",
         "_running",
         "_seq",
+        "_stop",
         "_streams",
         "now",
         "seed",
@@ -154,15 +168,13 @@ class Simulator:
             raise TypeError(f"seed must be an int, got {seed!r}")
         self.seed = seed
         self.now = 0
-        self._heap: list[Event] = []
-        self._seq = 0  # events ever scheduled; also the FIFO tie-breaker
-        # Every event with time < now, or time == now and seq <= _last_seq, has been popped
-        # (events pop in (time, seq) order); the others are pending or cancelled.
-        self._last_seq = -1.0  # a float: the run_until sentinel's seq is math.inf
-        self._cancelled: set[float] = set()  # seqs of cancelled events still in the heap
-        self._discarded = 0  # cancelled entries popped or compacted away
+        self._heap: list[_Key] = []  # pending and cancelled events' keys, and the sentinel's
+        self._events: dict[_Key, Event] = {}  # the pending events by key
+        self._seq = 0  # the next key's sequence number: the FIFO tie-breaker
+        self._dropped_seqs = 0  # sequence numbers given up by renumbering
+        self._cancelled = 0  # events cancelled while pending
+        self._stop = -1  # the running run_until's sentinel key, -1 if none
         self._running = False
-        self._bounded = False  # a run_until sentinel is in the heap
         self._streams: dict[str, random.Random] = {}
 
     # -- scheduling ---------------------------------------------------------------------------
@@ -176,11 +188,7 @@ class Simulator:
             raise ScheduleError(
                 f"cannot schedule at {time!r}: time must be an int >= now ({self.now})"
             )
-        seq = self._seq
-        self._seq = seq + 1
-        event = Event((time, seq, callback, self))
-        heappush(self._heap, event)
-        return event
+        return self._schedule(time, callback)
 
     def call_later(self, delay: int, callback: Callable[[], object]) -> Event:
         """Run ``callback()`` ``delay`` microseconds from now (an int >= 0); return its Event.
@@ -189,17 +197,15 @@ class Simulator:
         """
         if delay < 0 or type(delay) is not int:
             raise ScheduleError(f"cannot schedule after {delay!r}: delay must be an int >= 0")
-        seq = self._seq
-        self._seq = seq + 1
-        event = Event((self.now + delay, seq, callback, self))
-        heappush(self._heap, event)
-        return event
+        return self._schedule(self.now + delay, callback)
 
     def more_due_now(self) -> bool:
         """Whether another event (possibly a cancelled one) is queued for the current time,
         to run after the running one."""
         heap = self._heap
-        return bool(heap) and heap[0][0] == self.now and heap[0][1] != math.inf
+        # Every key in the heap is of an event due now or later, and a sentinel's is the last
+        # one of its time.
+        return bool(heap) and heap[0] < ((self.now + 1) << _SEQ_BITS) - 1
 
     def rng(self, stream: str) -> random.Random:
         """The random stream named ``stream`` (the same object on every call).
@@ -225,28 +231,29 @@ class Simulator:
             raise ScheduleError(f"cannot run until {time!r}: must be an int >= now ({self.now})")
         self._enter()
         heap = self._heap
-        sentinel = Event((time, math.inf, _stop, self))
-        heappush(heap, sentinel)
-        self._bounded = True
-        cancelled = self._cancelled
+        events = self._events
+        stop = (time << _SEQ_BITS) | _SEQ_LIMIT
+        heappush(heap, stop)
+        self._stop = stop
         pop = heappop
         try:
             while True:
-                at, seq, callback, _ = pop(heap)
-                if cancelled and seq in cancelled:
-                    self._drop_dead(seq)
+                key = pop(heap)
+                event = events.get(key)
+                if event is None:  # cancelled, or the sentinel
+                    if key == stop:
+                        break
                     continue
-                self.now = at
-                self._last_seq = seq
-                callback()
-        except _Stop:
-            self._last_seq = float(self._seq - 1)  # every event due by `time` has run
+                del events[key]
+                self.now = event.time
+                event._callback()
+            self.now = time
         except BaseException:
-            heap.remove(sentinel)
+            heap.remove(stop)
             heapify(heap)
             raise
         finally:
-            self._bounded = False
+            self._stop = -1
             self._running = False
 
     def run(self) -> None:
@@ -256,17 +263,17 @@ class Simulator:
         """
         self._enter()
         heap = self._heap
-        cancelled = self._cancelled
+        events = self._events
         pop = heappop
         try:
             while heap:
-                at, seq, callback, _ = pop(heap)
-                if cancelled and seq in cancelled:
-                    self._drop_dead(seq)
+                key = pop(heap)
+                event = events.get(key)
+                if event is None:  # cancelled
                     continue
-                self.now = at
-                self._last_seq = seq
-                callback()
+                del events[key]
+                self.now = event.time
+                event._callback()
         finally:
             self._running = False
 
@@ -275,53 +282,71 @@ class Simulator:
     @property
     def events_processed(self) -> int:
         """Callbacks run so far (cancelled events are not counted). O(1)."""
-        return self._seq - (len(self._heap) - self._bounded) - self._discarded
+        return self.events_scheduled - len(self._events) - self._cancelled
 
     @property
     def events_scheduled(self) -> int:
         """Events ever scheduled with ``call_at``/``call_later``."""
-        return self._seq
+        return self._seq + self._dropped_seqs
 
     @property
     def pending(self) -> int:
         """Events scheduled and neither run nor cancelled. O(1)."""
-        return len(self._heap) - self._bounded - len(self._cancelled)
+        return len(self._events)
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _schedule(self, time: int, callback: Callable[[], object]) -> Event:
+        seq = self._seq
+        if seq == _SEQ_LIMIT:
+            self._renumber()
+            seq = self._seq
+        self._seq = seq + 1
+        key: _Key = (time << _SEQ_BITS) | seq
+        event = Event(time, key, callback, self)
+        self._events[key] = event
+        _heappush(self._heap, key)
+        return event
 
     def _enter(self) -> None:
         if self._running:
             raise ReentrantRunError("run()/run_until() called from inside an event callback")
         self._running = True
 
-    def _is_pending(self, time: int, seq: float) -> bool:
-        if seq in self._cancelled:
+    def _cancel(self, event: Event) -> bool:
+        events = self._events
+        key = event._key
+        if events.get(key) is not event:  # ran, cancelled, or (renumbered) another's key
             return False
-        return time > self.now or (time == self.now and seq > self._last_seq)
-
-    def _cancel(self, time: int, seq: float) -> bool:
-        if not self._is_pending(time, seq):
-            return False
-        cancelled = self._cancelled
-        cancelled.add(seq)
-        if len(cancelled) > _COMPACT_MIN_DEAD and 2 * len(cancelled) > len(self._heap):
+        del events[key]
+        self._cancelled += 1
+        dead = len(self._heap) - len(events)
+        if dead > _COMPACT_MIN_DEAD and 2 * dead > len(self._heap):
             self._compact()
         return True
 
-    def _drop_dead(self, seq: float) -> None:
-        """Account for a cancelled entry just popped from the heap."""
-        self._cancelled.discard(seq)
-        self._discarded += 1
-
     def _compact(self) -> None:
-        """Remove cancelled entries from the heap in place (the run loop holds the list)."""
+        """Rebuild the heap from the pending events' keys and the sentinel's, in place (the
+        run loop holds the list)."""
         heap = self._heap
-        cancelled = self._cancelled
-        live = [event for event in heap if event[1] not in cancelled]
-        self._discarded += len(heap) - len(live)
-        cancelled.clear()
-        heap[:] = live
+        heap[:] = self._events
+        if self._stop >= 0:
+            heap.append(self._stop)
         heapify(heap)
+
+    def _renumber(self) -> None:
+        """Give the pending events sequence numbers from 0 in key order (their order stays),
+        so that keys never reach the sentinel's sequence number."""
+        events = self._events
+        ordered = sorted(events.items())  # keys are unique: events are never compared
+        events.clear()
+        for seq, (_, event) in enumerate(ordered):
+            key: _Key = (event.time << _SEQ_BITS) | seq
+            event._key = key
+            events[key] = event
+        self._dropped_seqs += self._seq - len(ordered)
+        self._seq = len(ordered)
+        self._compact()
 
 
 class Repeating:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from fnmatch import fnmatchcase
-from functools import partial
 from typing import Literal
 
 from sim.core.distributions import Distribution
@@ -185,24 +184,39 @@ class Network:
         if arrival < link.last_arrival:
             arrival = link.last_arrival
         link.last_arrival = arrival
-        # A partial, not a closure: no function object per message, no extra frame.
-        scheduler.call_at(arrival, partial(self._arrive, link, link.generation, deliver, on_drop))
+        scheduler.call_at(arrival, _InFlight(self, link, deliver, on_drop))
         return arrival
 
-    def _arrive(
+
+class _InFlight:
+    """A message sent on ``link``, scheduled for its arrival: calling it delivers it, or drops
+    it if an endpoint went down since it was sent (the connection broke while it was in
+    flight). One object per message (a partial would be three: itself, its arguments and a
+    bound method), and a native call in the compiled build."""
+
+    __slots__ = ("deliver", "generation", "link", "network", "on_drop")
+
+    def __init__(
         self,
+        network: Network,
         link: Link,
-        generation: int,
         deliver: Callable[[], object],
         on_drop: Callable[[], object] | None,
     ) -> None:
-        """A message sent on ``link`` in its ``generation`` arrives: delivered, or dropped if
-        an endpoint went down since (the connection broke while it was in flight)."""
-        if link.generation == generation:
-            self.messages_delivered += 1
-            deliver()
+        self.network = network
+        self.link = link
+        self.generation = link.generation
+        self.deliver = deliver
+        self.on_drop = on_drop
+
+    def __call__(self) -> None:
+        network = self.network
+        if self.link.generation == self.generation:
+            network.messages_delivered += 1
+            self.deliver()
         else:
-            self.messages_dropped += 1
+            network.messages_dropped += 1
+            on_drop = self.on_drop
             if on_drop is not None:
                 on_drop()
 

@@ -19,7 +19,6 @@ import itertools
 import random
 from collections import deque
 from collections.abc import Callable
-from functools import partial
 from typing import Generic, TypeVar
 
 import attrs
@@ -146,7 +145,7 @@ class RequestHandlerPool(Generic[R]):
         if queue_time > stats.queue_time_max:
             stats.queue_time_max = queue_time
         token = next(self._tokens)
-        finish = partial(self._finish, token, request, queue_time)
+        finish = _Finish(self, token, request, queue_time)
         event = self._scheduler.call_later(self._local_time(request), finish)
         self._in_service[token] = (event, request)
 
@@ -159,3 +158,22 @@ class RequestHandlerPool(Generic[R]):
             waiting, arrived = self._queue.popleft()
             self._start(waiting, now - arrived)
         self._handler(request, queue_time)
+
+
+class _Finish(Generic[R]):
+    """The end of a request's local time, scheduled when a thread takes it: calling it runs
+    ``pool._finish``. One object per request where a partial would be three (itself, its
+    arguments and a bound method), and a native call in the compiled build."""
+
+    __slots__ = ("pool", "queue_time", "request", "token")
+
+    def __init__(
+        self, pool: RequestHandlerPool[R], token: int, request: R, queue_time: int
+    ) -> None:
+        self.pool = pool
+        self.token = token
+        self.request = request
+        self.queue_time = queue_time
+
+    def __call__(self) -> None:
+        self.pool._finish(self.token, self.request, self.queue_time)

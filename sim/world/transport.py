@@ -57,7 +57,12 @@ __all__ = ["Exchange", "SimTransport"]
 
 
 class Exchange:
-    """One request and its response on their way (what the request table reports)."""
+    """One request and its response on their way (what the request table reports).
+
+    Its bound methods are the callbacks of the request's hops (arrival at the broker, the
+    broker's reply, the response's arrival, a loss): one object per hop, where a partial of
+    the transport's method was three (itself, its arguments, a bound method).
+    """
 
     __slots__ = (
         "destination",
@@ -67,13 +72,16 @@ class Exchange:
         "purgatory_us",
         "queue_us",
         "request",
+        "response",
         "sent_us",
         "source",
         "tracked",
+        "transport",
     )
 
     def __init__(
         self,
+        transport: SimTransport,
         source: str,
         destination: int,
         request: Request,
@@ -81,6 +89,7 @@ class Exchange:
         sent_us: int,
         tracked: bool,
     ) -> None:
+        self.transport = transport
         self.source = source
         self.destination = destination
         self.request = request
@@ -91,6 +100,25 @@ class Exchange:
         self.handled_us = -1
         self.in_handler = False
         self.purgatory_us: int | None = None
+        self.response: ResponseBody | None = None  # set when the broker replies
+
+    def arrive(self) -> None:
+        """The request reached its broker: it enters the broker's handler pool."""
+        self.transport.pools[self.destination].submit(self)
+
+    def respond(self, body: ResponseBody) -> None:
+        """The broker's reply (a broker replies exactly once per request)."""
+        self.transport._respond(self, body)
+
+    def deliver(self) -> None:
+        """The response reached the request's source."""
+        response = self.response
+        assert response is not None
+        self.transport._deliver(self, response)
+
+    def lost(self) -> None:
+        """The request or its response was lost: the connection failed."""
+        self.transport._lost(self)
 
 
 class SimTransport:
@@ -156,13 +184,12 @@ class SimTransport:
                 f"no broker {destination} (brokers: {sorted(self._node_names)})"
             )
         timers = self._timers
-        exchange = Exchange(source, destination, request, on_response, self._sim.now, bool(timers))
+        now = self._sim.now
+        exchange = Exchange(self, source, destination, request, on_response, now, bool(timers))
         if timers is None:
             self._setup.append(partial(self._handle, exchange))
             return
-        # Partials, not closures: a hop costs no function object and no extra frame.
-        submit = partial(self.pools[destination].submit, exchange)
-        self._network.send(source, node, submit, partial(self._lost, exchange))
+        self._network.send(source, node, exchange.arrive, exchange.lost)
 
     def poll(self) -> bool:
         """Setup mode: deliver queued messages (FIFO) until none is left; True if any was.
@@ -179,7 +206,7 @@ class SimTransport:
         """Broker ``broker_id`` crashed: the requests in its queue and handler threads never
         reach it; each sender gets NETWORK_EXCEPTION (as a new event)."""
         for exchange in self.pools[broker_id].drop_all():
-            self._sim.call_later(0, partial(self._lost, exchange))
+            self._sim.call_later(0, exchange.lost)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -200,7 +227,7 @@ class SimTransport:
         exchange.handled_us = self._sim.now
         exchange.in_handler = True
         try:
-            receiver(exchange.destination, exchange.request, partial(self._respond, exchange))
+            receiver(exchange.destination, exchange.request, exchange.respond)
         finally:
             exchange.in_handler = False
 
@@ -215,8 +242,8 @@ class SimTransport:
                 self._network.send(
                     self._node_names[exchange.destination],
                     exchange.source,
-                    partial(self._lost, exchange),
-                    partial(self._lost, exchange),
+                    exchange.lost,
+                    exchange.lost,
                 )
             return
         if not exchange.in_handler:
@@ -224,11 +251,9 @@ class SimTransport:
         if self._timers is None:
             self._setup.append(partial(exchange.on_response, body))
             return
+        exchange.response = body
         self._network.send(
-            self._node_names[exchange.destination],
-            exchange.source,
-            partial(self._deliver, exchange, body),
-            partial(self._lost, exchange),
+            self._node_names[exchange.destination], exchange.source, exchange.deliver, exchange.lost
         )
 
     def _lost(self, exchange: Exchange) -> None:

@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.core.engine import (
+    _COMPACT_MIN_DEAD,
+    _SEQ_LIMIT,
     Event,
     ReentrantRunError,
     ScheduleError,
@@ -145,6 +147,94 @@ def test_mass_cancellation_compacts_and_keeps_order_and_counts() -> None:
     assert sim.events_processed == 1200
     assert sim.events_scheduled == 6000
     assert sim.pending == 0
+
+
+def test_compaction_during_run_until_keeps_the_boundary() -> None:
+    sim = Simulator(0)
+    ran: list[int] = []
+    victims = [sim.call_at(1000 + i, lambda: ran.append(-1)) for i in range(3 * _COMPACT_MIN_DEAD)]
+    sim.call_at(1000, lambda: ran.append(1000))
+
+    def cancel_all() -> None:
+        for victim in victims:
+            victim.cancel()  # compacts the heap while run_until's sentinel is in it
+
+    sim.call_at(10, cancel_all)
+    sim.call_at(20, lambda: ran.append(20))
+    sim.run_until(999)
+    assert ran == [20]  # the sentinel survived: nothing due after 999 ran
+    assert len(sim._heap) < len(victims)  # compacted
+    assert sim.now == 999 and sim.pending == 1
+    sim.run_until(1000)
+    assert ran == [20, 1000]
+    assert sim.events_processed == 3
+    assert sim.events_scheduled == 3 * _COMPACT_MIN_DEAD + 3
+
+
+def test_cancelling_an_event_due_now_from_a_callback_at_now() -> None:
+    sim = Simulator(0)
+    log: list[str] = []
+    victims: list[Event] = []
+
+    def canceller() -> None:
+        log.append(f"due={sim.more_due_now()}")
+        log.append(f"cancelled={victims[0].cancel()}")
+        log.append(f"again={victims[0].cancel()} pending={victims[0].pending}")
+        sim.call_later(0, lambda: log.append("new"))
+
+    sim.call_at(5, canceller)
+    victims.append(sim.call_at(5, lambda: log.append("victim")))
+    sim.call_at(5, lambda: log.append(f"after due={sim.more_due_now()}"))
+    sim.run_until(5)
+    assert log == [
+        "due=True",
+        "cancelled=True",
+        "again=False pending=False",
+        "after due=True",
+        "new",
+    ]
+    assert sim.events_processed == 3 and sim.pending == 0
+    assert sim.events_scheduled == 4
+
+
+def test_an_event_scheduled_for_now_runs_in_the_same_run_until_after_the_queue() -> None:
+    sim = Simulator(0)
+    log: list[str] = []
+
+    def chain(depth: int) -> None:
+        log.append(f"chain{depth}")
+        if depth < 3:
+            sim.call_at(sim.now, lambda: chain(depth + 1))
+
+    sim.call_at(8, lambda: chain(0))
+    sim.call_at(8, lambda: log.append("other"))
+    sim.run_until(8)
+    assert log == ["chain0", "other", "chain1", "chain2", "chain3"]
+    assert sim.now == 8 and sim.pending == 0
+
+
+def test_sequence_numbers_wrap_by_renumbering_the_pending_events_in_order() -> None:
+    sim = Simulator(0)
+    ran: list[str] = []
+    stale = sim.call_at(30, lambda: ran.append("cancelled"))  # sequence number 0
+    stale.cancel()
+    sim._seq = _SEQ_LIMIT - 3  # as after ~4.3 billion events
+    scheduled, processed = sim.events_scheduled, sim.events_processed
+    old = [
+        sim.call_at(at, lambda i=i, at=at: ran.append(f"old{i}@{at}"))
+        for i, at in enumerate((40, 30, 30))
+    ]
+    # The limit is reached: the pending events get sequence numbers from 0 in key order, so
+    # the first `old` event at 30 gets the key `stale` had.
+    new = [sim.call_at(at, lambda at=at: ran.append(f"new@{at}")) for at in (30, 40, 50)]
+    assert sim._seq == 6
+    assert not stale.pending and stale.cancel() is False
+    assert all(event.pending for event in old + new)
+    assert repr(stale) == "<Event time=30 done>"
+    sim.run()
+    assert ran == ["old1@30", "old2@30", "new@30", "old0@40", "new@40", "new@50"]
+    assert sim.events_scheduled == scheduled + 6
+    assert sim.events_processed == processed + 6
 
 
 def test_run_until_includes_the_boundary_and_stops_before_the_next_event() -> None:
