@@ -6,25 +6,27 @@ import platform
 import sys
 from pathlib import Path
 
+import pytest
+
 from sim.bench.host import host, libpython_is_shared
 
 
-def test_a_mapped_libpython_means_a_shared_interpreter(tmp_path: Path) -> None:
-    maps = tmp_path / "maps"
-    maps.write_text(
-        "55d0-55e0 r--p 00000000 08:01 1 /usr/bin/python3.11\n"
-        "7f00-7f10 r-xp 00000000 08:01 2 /opt/py/lib/libpython3.11.so.1.0\n"
-    )
-    assert libpython_is_shared(maps) is True
-
-
-def test_no_libpython_mapped_means_a_static_interpreter(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("mapped", "shared"),
+    [
+        ("/opt/py/lib/libpython3.11.so.1.0", True),
+        ("/usr/lib/x86_64-linux-gnu/libc.so.6", False),  # the interpreter is linked statically
+    ],
+)
+def test_a_mapped_libpython_means_a_shared_interpreter(
+    tmp_path: Path, mapped: str, shared: bool
+) -> None:
     maps = tmp_path / "maps"
     maps.write_text(
         "55d0-55e0 r--p 00000000 08:01 1 /opt/libpython-tools/bin/python3.11\n"
-        "7f00-7f10 r-xp 00000000 08:01 3 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+        f"7f00-7f10 r-xp 00000000 08:01 2 {mapped}\n"
     )
-    assert libpython_is_shared(maps) is False
+    assert libpython_is_shared(maps) is shared
 
 
 def test_unreadable_maps_say_unknown(tmp_path: Path) -> None:
