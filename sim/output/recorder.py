@@ -1,11 +1,12 @@
 """What a run measures: the recorder the cluster and clients report to.
 
-Every method on the hot path appends to columns (``array('q')`` for integers; names --
-producers, topics, APIs, clients, time series -- as small integer codes), a batch method
-extends them in bulk; no Python object is kept per message, request or sample, so the
-allocator's arenas are not pinned by small long-lived objects while the brokers' logs come
-and go. The tables are built once, at the end (:meth:`MetricsRecorder.tables`), one column at
-a time. Times are virtual microseconds (``Simulator.now``).
+Every method on the hot path appends to columns (``array('q')`` for integers, ``'Q'`` for
+those never negative -- message ids, times, counts --; names -- producers, topics, APIs,
+clients, time series -- as small integer codes), a batch method extends them in bulk; no
+Python object is kept per message, request or sample, so the allocator's arenas are not
+pinned by small long-lived objects while the brokers' logs come and go. The tables are built
+once, at the end (:meth:`MetricsRecorder.tables`), one column at a time. Times are virtual
+microseconds (``Simulator.now``).
 
 What a batch shares is kept once per batch, not per message: an acknowledged batch is one row
 of five integers (count, time, partition, base offset, error) beside the per-message id
@@ -120,11 +121,11 @@ class MetricsRecorder:
         self._producers = _Names()
         self._topics = _Names()
         self._acks: dict[int, int] = {}  # producer code -> acks
-        self._sent_ids = array("q")
-        self._sent_times = array("q")
+        self._sent_ids = _counts()
+        self._sent_times = _counts()
         # Runs of sends by one producer to one topic: rows of (count, producer, topic).
-        self._sent_runs = array("q")
-        self._acked_ids = array("q")
+        self._sent_runs = _counts()
+        self._acked_ids = _counts()
         # Acknowledged batches: rows of (count, time, partition, base offset, error).
         self._acked_batches = array("q")
         self._delivered = _EventColumns()
@@ -565,8 +566,8 @@ class _EventColumns:
     __slots__ = ("ids", "times")
 
     def __init__(self) -> None:
-        self.ids = array("q")
-        self.times = array("q")
+        self.ids = _counts()
+        self.times = _counts()
 
     def add(self, message_id: int, t: int) -> None:
         self.ids.append(message_id)
@@ -600,13 +601,22 @@ class _EventColumns:
         _extend(self.times, times)
 
 
+def _counts() -> array[int]:
+    """A column of ints never negative (message ids, times, counts, codes): ``array('Q')``,
+    read back as int64 (:func:`_taken`). CPython stores an item of an unsigned array with
+    ``PyLong_AsUnsignedLongLong``, one of a signed array through ``PyArg_Parse`` (about four
+    times the instructions); a negative value raises OverflowError."""
+    return array("Q")
+
+
 def _extend(column: array[int], values: Sequence[int]) -> None:
     """Append ``values`` to ``column``; from a list in one pass (``fromlist`` sizes the
-    column once, where ``extend`` grows it per item)."""
+    column once, where ``extend`` grows it per item), any other sequence item by item (an
+    ``array`` only extends one of its own type code)."""
     if isinstance(values, list):
         column.fromlist(values)
     else:
-        column.extend(values)
+        column.extend(iter(values))
 
 
 def _taken(owner: object, name: str, kind: type[np.generic], release: bool) -> np.ndarray[Any, Any]:

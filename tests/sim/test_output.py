@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -286,6 +287,25 @@ def test_a_batch_ack_is_the_same_as_its_per_message_acks() -> None:
     rows = batch.tables()[0].to_pylist()
     assert [row["offset"] for row in rows] == [40, 41, 42, None, None]
     assert [row["produce_latency_us"] for row in rows] == [90, 80, 70, 80, 70]
+
+
+def test_batch_methods_take_any_sequence_of_ids() -> None:
+    """A list, a tuple and a signed ``array('q')`` (the consume proxy's ids) go in alike."""
+    tables = []
+    for ids in ([1, 2, 3], (1, 2, 3), array("q", [1, 2, 3])):
+        recorder = MetricsRecorder()
+        recorder.messages_sent(ids, [10, 20, 30], "p", "t")
+        recorder.messages_acked(ids, 40, 0, 7, 0)
+        recorder.messages_delivered(ids, 50)
+        recorder.messages_processed(ids, (60, 61, 62))
+        recorder.messages_committed(ids, 70)
+        tables.append(recorder.tables()[0])
+    assert tables[0] == tables[1] == tables[2]
+    rows = tables[0].to_pylist()
+    assert [(row["message_id"], row["offset"], row["processed_us"]) for row in rows] == [
+        (1, 7, 60), (2, 8, 61), (3, 9, 62),
+    ]  # fmt: skip
+    assert [row["send_to_commit_latency_us"] for row in rows] == [60, 50, 40]
 
 
 def test_progress_bar_only_on_a_terminal(
