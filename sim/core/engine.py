@@ -15,17 +15,16 @@ pending events: running or cancelling an event removes it, so ``Event.pending`` 
 and the heap no longer holds a cancelled event, only its key (lazy cancellation: the key is
 skipped when popped); the heap is rebuilt from the dict when dead keys are more than half of
 it (and more than ``_COMPACT_MIN_DEAD``), so memory stays bounded when most timers are
-cancelled. ``run_until`` pushes a sentinel key at the
-boundary (sequence number ``2**32 - 1``, which no event has: ordered after every event due
-then, including ones scheduled during the run), so the hot loop checks the boundary only on
-a key with no event. Keys stay machine-size ints (cheap to make and compare in the compiled
+cancelled. ``run_until`` pushes a sentinel key at the boundary (sequence number
+``2**32 - 1``, which no event has: ordered after every event due then, including ones
+scheduled during the run), so the hot loop checks the boundary only on a key with no event. Keys stay machine-size ints (cheap to make and compare in the compiled
 build) for the first 2**30 us (~18 simulated minutes); every ``2**32 - 1`` events the pending
 ones are numbered again from 0 in key order, which keeps the order. A heap of distinct times
 with a FIFO list per time (same-time events in order for free) was measured too: events
 scheduled at the same microsecond are rare here (3% of the default scenario's), so it paid a
-list and a second dict operation per event for little, and ``python -m sim bench`` measured
-it slower than this in both builds; so did the timing wheel (:class:`purgatory.TimingWheel`),
-see docs/benchmarks.md.
+list and a second dict operation per event for little: no faster compiled, slower in pure
+Python. The timing wheel (:class:`purgatory.TimingWheel`) was slower still; see
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -85,18 +84,24 @@ class Event:
     """A scheduled callback; returned by :meth:`Simulator.call_at` / ``call_later``.
 
     An opaque handle: ``time`` is the virtual time (us) at which it runs, ``cancel()``
-    prevents it. Made by the simulator only.
+    prevents it. Made by the simulator only: constructing one schedules it (one call, not
+    two, per event: a Python frame in pure Python), at a ``time`` the simulator checked.
     """
 
     __slots__ = ("_callback", "_key", "_simulator", "time")
 
-    def __init__(
-        self, time: int, key: _Key, callback: Callable[[], object], simulator: Simulator
-    ) -> None:
+    def __init__(self, simulator: Simulator, time: int, callback: Callable[[], object]) -> None:
+        seq = simulator._seq
+        if seq == _SEQ_LIMIT:
+            seq = simulator._renumber()
+        simulator._seq = seq + 1
+        key: _Key = (time << _SEQ_BITS) | seq
         self.time: Final = time
         self._key = key  # changed by Simulator._renumber while pending
         self._callback = callback
         self._simulator = simulator
+        simulator._events[key] = self
+        _heappush(simulator._heap, key)
 
     @property
     def pending(self) -> bool:
@@ -188,7 +193,7 @@ class Simulator:
             raise ScheduleError(
                 f"cannot schedule at {time!r}: time must be an int >= now ({self.now})"
             )
-        return self._schedule(time, callback)
+        return Event(self, time, callback)
 
     def call_later(self, delay: int, callback: Callable[[], object]) -> Event:
         """Run ``callback()`` ``delay`` microseconds from now (an int >= 0); return its Event.
@@ -197,7 +202,7 @@ class Simulator:
         """
         if delay < 0 or type(delay) is not int:
             raise ScheduleError(f"cannot schedule after {delay!r}: delay must be an int >= 0")
-        return self._schedule(self.now + delay, callback)
+        return Event(self, self.now + delay, callback)
 
     def more_due_now(self) -> bool:
         """Whether another event (possibly a cancelled one) is queued for the current time,
@@ -296,18 +301,6 @@ class Simulator:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _schedule(self, time: int, callback: Callable[[], object]) -> Event:
-        seq = self._seq
-        if seq == _SEQ_LIMIT:
-            self._renumber()
-            seq = self._seq
-        self._seq = seq + 1
-        key: _Key = (time << _SEQ_BITS) | seq
-        event = Event(time, key, callback, self)
-        self._events[key] = event
-        _heappush(self._heap, key)
-        return event
-
     def _enter(self) -> None:
         if self._running:
             raise ReentrantRunError("run()/run_until() called from inside an event callback")
@@ -334,9 +327,9 @@ class Simulator:
             heap.append(self._stop)
         heapify(heap)
 
-    def _renumber(self) -> None:
+    def _renumber(self) -> int:
         """Give the pending events sequence numbers from 0 in key order (their order stays),
-        so that keys never reach the sentinel's sequence number."""
+        so that keys never reach the sentinel's sequence number; return the next one."""
         events = self._events
         ordered = sorted(events.items())  # keys are unique: events are never compared
         events.clear()
@@ -347,6 +340,7 @@ class Simulator:
         self._dropped_seqs += self._seq - len(ordered)
         self._seq = len(ordered)
         self._compact()
+        return self._seq
 
 
 class Repeating:
