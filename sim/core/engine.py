@@ -17,9 +17,10 @@ skipped when popped); the heap is rebuilt from the dict when dead keys are more 
 it (and more than ``_COMPACT_MIN_DEAD``), so memory stays bounded when most timers are
 cancelled. ``run_until`` pushes a sentinel key at the boundary (sequence number
 ``2**32 - 1``, which no event has: ordered after every event due then, including ones
-scheduled during the run), so the hot loop checks the boundary only on a key with no event. Keys stay machine-size ints (cheap to make and compare in the compiled
-build) for the first 2**30 us (~18 simulated minutes); every ``2**32 - 1`` events the pending
-ones are numbered again from 0 in key order, which keeps the order. A heap of distinct times
+scheduled during the run), so the hot loop checks the boundary only on a key with no event.
+Keys stay machine-size ints (cheap to make and compare in the compiled build) for the first
+2**30 us (~18 simulated minutes); every ``2**32 - 1`` events the pending ones are numbered
+again from 0 in key order, which keeps the order. A heap of distinct times
 with a FIFO list per time (same-time events in order for free) was measured too: events
 scheduled at the same microsecond are rare here (3% of the default scenario's), so it paid a
 list and a second dict operation per event for little: no faster compiled, slower in pure
