@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sim.bench.host import host
 from sim.cli import _described, main
 from sim.scenario import Scenario, load_scenario
 from tests.sim.test_output import SHORT, toy_world
@@ -164,6 +165,7 @@ def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
         "engine_events_per_wall_s", "heapq_events_per_wall_s", "engine_overhead_ratio",
         "wheel_events_per_wall_s", "wheel_overhead_ratio", "messages_per_wall_s",
         "events_per_wall_s", "messages_per_cpu_s", "compiled", "bytes_per_message", "scale",
+        "host",
     }  # fmt: skip
     if compiled:  # the pure-Python figures beside the compiled ones
         expected |= {"pure_python", "compiled_speedup"}
@@ -173,6 +175,7 @@ def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
     assert set(report) == expected
     assert report["scale"] == {"messages": 9, "messages_per_wall_s": 4, "messages_per_cpu_s": 5}
     assert report["bytes_per_message"] == 1234
+    assert report["host"] == host()  # what it ran on (sim.bench.host)
     assert memory_runs == [2_000_000]  # the default scenario, shortened to 2 s
     assert report["compiled"] == dict.fromkeys(
         ["purgatory", "replica", "coordinator", "apis", "cluster", "sim"], compiled
