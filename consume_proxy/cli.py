@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(stop_on_sigterm)
+            await nursery.start(stop_on_sigterm)
             port = await nursery.start(
                 partial(
                     serve,

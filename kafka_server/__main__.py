@@ -2,7 +2,8 @@
 
     python -m kafka_server serve --brokers 3 --port 9092 --topic orders:6:3
 
-Logs where each broker listens; Ctrl-C stops it cleanly (exit status 0).
+Logs where each broker listens; Ctrl-C or SIGTERM (a process manager's stop) stops it cleanly
+(exit status 0).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 import trio
 
 from kafka_server.server import KafkaServer, TopicSpec
+from trio_http import stop_on_sigterm
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,9 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         topics=topics,
         auto_create_topics=not args.no_auto_create,
     )
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(stop_on_sigterm)
+            await server.serve()
+
     status = 0
     try:
-        trio.run(server.serve)
+        trio.run(run)
     except* KeyboardInterrupt:
         logging.getLogger("kafka_server").info("stopped")
     except* OSError as failed:

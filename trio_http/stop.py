@@ -18,11 +18,13 @@ import trio
 __all__ = ["stop_on_sigterm"]
 
 
-async def stop_on_sigterm() -> None:
+async def stop_on_sigterm(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Wait for SIGTERM, then raise :class:`KeyboardInterrupt` in this task, as trio does on
-    SIGINT. Start it in the service's nursery, from the main thread (signal handlers can only
-    be installed there: RuntimeError otherwise); until it runs, SIGTERM keeps its default
-    action."""
+    SIGINT. Start it in the service's nursery with ``await nursery.start(stop_on_sigterm)``,
+    from the main thread (signal handlers can only be installed there: RuntimeError
+    otherwise): ``start`` returns once the handler is installed, so a service started after it
+    never announces itself while SIGTERM would still end the process on the spot."""
     with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        task_status.started()
         async for _ in signals:
             raise KeyboardInterrupt

@@ -1,4 +1,5 @@
-"""``python -m kafka_server serve``: logs where it listens, serves, stops cleanly on Ctrl-C."""
+"""``python -m kafka_server serve``: logs where it listens, serves, stops cleanly on Ctrl-C
+or SIGTERM."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from kafka_server.__main__ import main
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_serve_logs_its_ports_answers_and_stops_on_ctrl_c() -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])  # Ctrl-C, a process manager
+def test_serve_logs_its_ports_answers_and_stops_cleanly(stop: signal.Signals) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "kafka_server", "serve", "--brokers", "2", "--port", "0",
          "--topic", "orders:3:2"],
@@ -35,7 +37,7 @@ def test_serve_logs_its_ports_answers_and_stops_on_ctrl_c() -> None:
         with socket.create_connection(("127.0.0.1", ports[1]), timeout=10) as sock:
             sock.sendall(struct.pack(">ihhi", 10, 18, 0, 5) + struct.pack(">h", -1))
             assert struct.unpack(">i", sock.recv(8)[4:8])[0] == 5
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         assert process.wait(timeout=20) == 0
         assert "stopped" in process.stderr.read()
     finally:
