@@ -121,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--skip-scale", action="store_true", help="skip the scale scenario and the memory figure"
     )
+    bench.add_argument(
+        "--repeat",
+        type=_positive_int,
+        default=1,
+        help="run each scenario duration this many times; the best run counts (default 1)",
+    )
 
     # Spark commands: parsed by sim.sweep.cli (imported only when used: pyspark is heavy).
     commands.add_parser("sweep", help="run a study's grid of simulations on Spark", add_help=False)
@@ -185,6 +191,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ScenarioError, OutputDirError) as error:
         print(error, file=sys.stderr)
         return EXIT_USAGE
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an int >= 1 (else argparse's one-line error naming the option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -401,19 +418,20 @@ def _bench(args: argparse.Namespace) -> int:
     engine = engine_overhead(events=args.events, rounds=args.rounds)
     results["engine_events_per_wall_s"] = engine.pop("events_per_wall_s")
     results.update(engine)
-    scenario = scenario_throughput()
+    scenario = scenario_throughput(repeat=args.repeat)
     results.update(scenario)
     if not args.skip_scale:
         short = ["simulation.duration=2s", "simulation.warmup=500ms"]  # 20,000 messages
         results["bytes_per_message"] = round(
             live_bytes_per_message(with_overrides(load_scenario(), short))
         )
-        results["scale"] = scale_throughput()
+        results["scale"] = scale_throughput(repeat=args.repeat)
     compiled = compiled_packages(PACKAGES)
     results["compiled"] = compiled
     if any(compiled.values()) and not args.no_pure_python:
+        options = {"--events": args.events, "--rounds": args.rounds, "--repeat": args.repeat}
         pure = pure_python_figures(
-            ["--events", str(args.events), "--rounds", str(args.rounds), "--skip-scale"]
+            [*(f"{name}={value}" for name, value in options.items()), "--skip-scale"]
         )
         results["pure_python"] = pure
         results["compiled_speedup"] = round(

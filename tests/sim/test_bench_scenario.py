@@ -18,6 +18,24 @@ def test_scenario_throughput_runs_each_duration_and_reports_rates() -> None:
     assert all(value > 0 for value in report.values())
 
 
+def test_repeated_runs_report_the_same_counts_and_the_best_times() -> None:
+    once = scenario_throughput(small_scenario(), durations_s=(1,))
+    best_of_3 = scenario_throughput(small_scenario(), durations_s=(1,), repeat=3)
+    assert set(best_of_3) == set(once)
+    # messages per CPU second x CPU per message = 1e6 in both: same messages, its own best CPU
+    assert best_of_3["messages_per_cpu_s"] * best_of_3["cpu_us_per_message_1s"] == pytest.approx(
+        1e6, rel=0.01
+    )
+
+
+@pytest.mark.parametrize("repeat", [0, -1])
+def test_repeat_must_be_at_least_one(repeat: int) -> None:
+    with pytest.raises(ValueError, match="repeat must be >= 1"):
+        scenario_throughput(small_scenario(), durations_s=(1,), repeat=repeat)
+    with pytest.raises(ValueError, match="repeat must be >= 1"):
+        scale_throughput(small_scenario(), repeat=repeat)
+
+
 @pytest.mark.parametrize("durations", [(), (2, 0)])
 def test_scenario_throughput_needs_positive_durations(durations: tuple[int, ...]) -> None:
     with pytest.raises(ValueError, match="durations_s must be positive seconds"):

@@ -133,14 +133,18 @@ def test_knobs_lists_paths_values_and_help(capsys: Capture) -> None:
 def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
     capsys: Capture, monkeypatch: pytest.MonkeyPatch, compiled: bool
 ) -> None:
-    monkeypatch.setattr(
-        "sim.bench.scenario_throughput",
-        lambda: {"messages_per_wall_s": 1, "events_per_wall_s": 2, "messages_per_cpu_s": 3},
-    )
-    monkeypatch.setattr(
-        "sim.bench.scale_throughput",
-        lambda: {"messages": 9, "messages_per_wall_s": 4, "messages_per_cpu_s": 5},
-    )
+    repeats: list[int] = []
+
+    def scenario_throughput(repeat: int) -> dict[str, float]:
+        repeats.append(repeat)
+        return {"messages_per_wall_s": 1, "events_per_wall_s": 2, "messages_per_cpu_s": 3}
+
+    def scale_throughput(repeat: int) -> dict[str, float]:
+        repeats.append(repeat)
+        return {"messages": 9, "messages_per_wall_s": 4, "messages_per_cpu_s": 5}
+
+    monkeypatch.setattr("sim.bench.scenario_throughput", scenario_throughput)
+    monkeypatch.setattr("sim.bench.scale_throughput", scale_throughput)
     memory_runs: list[int] = []
 
     def live_bytes_per_message(scenario: Scenario) -> float:
@@ -159,7 +163,8 @@ def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
         return {"messages_per_cpu_s": 2}
 
     monkeypatch.setattr("sim.bench.pure_python_figures", pure_python_figures)
-    assert main(["bench", "--json", "--events", "3000", "--rounds", "1"]) == 0
+    assert main(["bench", "--json", "--events", "3000", "--rounds", "1", "--repeat", "2"]) == 0
+    assert repeats == [2, 2]
     report = json.loads(capsys.readouterr().out)
     expected = {
         "engine_events_per_wall_s", "heapq_events_per_wall_s", "engine_overhead_ratio",
@@ -171,7 +176,7 @@ def test_bench_reports_engine_overhead_the_scenario_part_and_the_build(
         expected |= {"pure_python", "compiled_speedup"}
         assert report["pure_python"] == {"messages_per_cpu_s": 2}
         assert report["compiled_speedup"] == 1.5
-        assert pure_runs == [["--events", "3000", "--rounds", "1", "--skip-scale"]]
+        assert pure_runs == [["--events=3000", "--rounds=1", "--repeat=2", "--skip-scale"]]
     assert set(report) == expected
     assert report["scale"] == {"messages": 9, "messages_per_wall_s": 4, "messages_per_cpu_s": 5}
     assert report["bytes_per_message"] == 1234
