@@ -12,13 +12,19 @@ payload. ``kio`` reads and writes headers and payloads; this module picks the sc
   ApiVersions v0 response carrying UNSUPPORTED_VERSION and the served versions (so the client
   can retry with one of them), in response header v0;
 * any other unknown API key or version, and any body that does not parse, closes the
-  connection (Kafka's ``InvalidRequestException`` in the network processor).
+  connection (Kafka's ``InvalidRequestException`` in the network processor). A null (a -1
+  length) in a field the request's version does not declare nullable does not parse either:
+  ``kio`` reads it as None whatever the version says (a Metadata v0 request's topics), where
+  Kafka's generated parser refuses it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import struct
+import types
+import typing
 from typing import Any
 
 import attrs
@@ -82,6 +88,39 @@ def _writer(cls: type) -> Any:
     return writer
 
 
+_NULLABLE: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _nullable_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """(name, nullable) of each field of kio entity ``cls``, by its annotations."""
+    found = _NULLABLE.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls)
+        found = _NULLABLE[cls] = tuple(
+            (field.name, types.NoneType in typing.get_args(hints[field.name]))
+            for field in dataclasses.fields(cls)
+        )
+    return found
+
+
+def _misplaced_null(entity: Any, path: str = "") -> str | None:
+    """The dotted name of the first field in ``entity`` (a kio entity, nested entities
+    included) that holds None where its schema's version does not allow null, or None."""
+    for name, nullable in _nullable_fields(type(entity)):
+        value = getattr(entity, name)
+        if value is None:
+            if not nullable:
+                return path + name
+            continue
+        for item in value if isinstance(value, tuple) else (value,):
+            if not dataclasses.is_dataclass(item):
+                break  # a tuple of primitives
+            found = _misplaced_null(item, f"{path}{name}.")
+            if found is not None:
+                return found
+    return None
+
+
 def decode_request(frame: bytes) -> DecodedRequest | Rejected:
     """Decode one request frame (without its size prefix); see the module docstring."""
     if len(frame) < _FIXED_HEADER.size:
@@ -107,6 +146,9 @@ def decode_request(frame: bytes) -> DecodedRequest | Rejected:
         return Rejected(
             f"{translation.name} v{version} has {len(frame) - offset - size} extra bytes"
         )
+    null = _misplaced_null(payload)
+    if null is not None:
+        return Rejected(f"{translation.name} v{version} does not parse: {null} is not nullable")
     return DecodedRequest(translation, version, correlation_id, header.client_id, payload)
 
 

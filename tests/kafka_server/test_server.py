@@ -117,9 +117,17 @@ async def test_api_versions_in_every_version_and_fallback(server: KafkaServer) -
         struct.pack(">i", 8) + struct.pack(">hhi", 3, 99, 1),  # unknown Metadata version
         struct.pack(">i", 9) + struct.pack(">hhi", 3, 5, 1) + b"\xff",  # body does not parse
         struct.pack(">i", 3) + b"abc",  # shorter than a header
+        # Metadata v0 whose topics array is null (nullable from v1 only; kio reads it as None)
+        struct.pack(">i", 17) + struct.pack(">hhih", 3, 0, 1, 3) + b"cli" + struct.pack(">i", -1),
+        # Produce v3 with a null partition array inside a topic (never nullable)
+        struct.pack(">i", 32) + struct.pack(">hhih", 0, 3, 1, 3) + b"cli"
+        + struct.pack(">hhiih", -1, -1, 1000, 1, 1) + b"t" + struct.pack(">i", -1),
     ],
-    ids=["negative", "oversize", "unknown-key", "unknown-version", "garbage-body", "short"],
-)
+    ids=[
+        "negative", "oversize", "unknown-key", "unknown-version", "garbage-body", "short",
+        "null-in-v0", "nested-null",
+    ],
+)  # fmt: skip
 async def test_bad_frames_close_only_their_connection(server: KafkaServer, data: bytes) -> None:
     bystander = await connect(server)
     bad = await connect(server)
