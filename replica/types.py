@@ -57,6 +57,7 @@ __all__ = [
     "PartitionResponse",
     "PartitionState",
     "TopicPartition",
+    "canonical_partition",
 ]
 
 #: Kafka's ``FetchRequest.CONSUMER_REPLICA_ID``: the ``replica_id`` of a consumer's fetch.
@@ -87,6 +88,23 @@ class TopicPartition(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+_CANONICAL: Final[dict[TopicPartition, TopicPartition]] = {}
+
+
+def canonical_partition(topic: str, partition: int) -> TopicPartition:
+    """The process's one :class:`TopicPartition` object equal to ``(topic, partition)``: the
+    first one made here, kept for the life of the process.
+
+    Only a speed-up: a dict hit on a key that is the very object stored stops at the identity
+    check, where an equal but distinct tuple is compared element by element. For the bounded
+    set of partitions a cluster has, made once and used as keys of per-partition maps on both
+    sides of a request (the simulator's controller and clients); not for partitions read off
+    the wire, whose topic names are unbounded.
+    """
+    tp = TopicPartition(topic, partition)
+    return _CANONICAL.setdefault(tp, tp)
 
 
 class LogOffsetMetadata:

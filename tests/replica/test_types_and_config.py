@@ -17,6 +17,7 @@ from replica import (
     TopicPartition,
 )
 from replica.records import RECORD_BATCH_OVERHEAD, batch_size_in_bytes, record_size_in_bytes
+from replica.types import canonical_partition
 
 
 def test_error_codes_are_kafkas() -> None:
@@ -135,3 +136,10 @@ def test_batch_size_fast_path_matches_the_record_sizes(records: list[Record]) ->
         for i, r in enumerate(records)
     )
     assert batch_size_in_bytes(records) == expected
+
+
+def test_canonical_partition_is_one_object_per_partition() -> None:
+    tp = canonical_partition("canonical", 3)
+    assert tp == TopicPartition("canonical", 3) and type(tp) is TopicPartition
+    assert canonical_partition("canonical", 3) is tp
+    assert canonical_partition("canonical", 4) is not tp
