@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -88,6 +90,10 @@ def test_topic_partition_is_hashable_and_ordered() -> None:
     assert sorted([c, b, a]) == [a, b, c]
     assert {TopicPartition("a", 1): 1}[a] == 1
     assert str(c) == "b-0"
+    assert repr(a) == "TopicPartition(topic='a', partition=1)"
+    assert TopicPartition(topic="a", partition=1) == a != b and a != ("a", 1)
+    assert hash(TopicPartition("a", 1)) == hash(a)
+    assert pickle.loads(pickle.dumps(c)) == c
 
 
 def test_log_offset_metadata_position_diff_needs_one_segment() -> None:
