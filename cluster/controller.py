@@ -36,7 +36,7 @@ from apis.controller_requests import LeaderAndIsrRequest, UpdateMetadataRequest
 from apis.metadata import BrokerEndpoint
 from apis.request_channel import RequestBody
 from cluster.errors import IneligibleLeaderError, InvalidTopicError, UnknownBrokerError
-from replica.types import PartitionState, TopicPartition
+from replica.types import PartitionState, TopicPartition, canonical_partition
 
 __all__ = ["Controller", "LeaderIsrLookup"]
 
@@ -135,7 +135,8 @@ class Controller:
         created: dict[TopicPartition, PartitionState] = {}
         for p in range(num_partitions):
             replicas = tuple(live[(p + i) % len(live)] for i in range(replication_factor))
-            created[TopicPartition(name, p)] = PartitionState(replicas[0], 0, replicas, replicas)
+            tp = canonical_partition(name, p)
+            created[tp] = PartitionState(replicas[0], 0, replicas, replicas)
         self._states.update(created)
         self._send_update_metadata(self._live)
         self._send_leader_and_isr(created)

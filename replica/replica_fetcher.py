@@ -116,7 +116,10 @@ class LocalBroker(Protocol):
         """The replica.fetch.* settings of the fetches."""
 
     def get_partition(self, topic_partition: TopicPartition) -> Partition | None:
-        """The hosted partition (the log fetched into), or None if there is none."""
+        """The hosted partition (the log fetched into), or None if there is none. Asked when
+        the partition is added to a fetcher, whose answer it keeps while it follows it: the
+        broker stops a partition's fetch before it deletes the partition, and adds it again
+        after hosting a new one."""
 
     @property
     def scheduler(self) -> TimingWheel:
@@ -140,11 +143,19 @@ class PartitionFetchState:
     A plain class (native in the compiled build): every fetch reads it for every partition."""
 
     __slots__ = ("current_leader_epoch", "fetch_info", "fetch_info_marker", "fetch_offset",
-                 "ready_at_ms")  # fmt: skip
+                 "partition", "ready_at_ms")  # fmt: skip
 
-    def __init__(self, fetch_offset: int, current_leader_epoch: int, ready_at_ms: int = 0) -> None:
+    def __init__(
+        self,
+        fetch_offset: int,
+        current_leader_epoch: int,
+        ready_at_ms: int = 0,
+        partition: Partition | None = None,
+    ) -> None:
         self.fetch_offset = fetch_offset
         self.current_leader_epoch = current_leader_epoch
+        #: The local partition fetched into (None: not hosted), looked up once, when added.
+        self.partition = partition
         #: The partition is left out of requests before this time (after an error).
         self.ready_at_ms = ready_at_ms
         #: The partition's part of the last request built, and the local log's change marker
@@ -231,9 +242,10 @@ class ReplicaFetcher:
 
     def add_partitions(self, initial_states: Mapping[TopicPartition, InitialFetchState]) -> None:
         """Start (or restart, forgetting any back-off) fetching these partitions."""
+        get_partition = self.replica_manager.get_partition
         for tp, initial in initial_states.items():
             self._states[tp] = PartitionFetchState(
-                initial.fetch_offset, initial.current_leader_epoch
+                initial.fetch_offset, initial.current_leader_epoch, partition=get_partition(tp)
             )
         self._rearm()
 
@@ -288,12 +300,11 @@ class ReplicaFetcher:
             return None
         config = self.replica_manager.config
         partition_max_bytes = config.replica_fetch_max_bytes
-        get_partition = self.replica_manager.get_partition
         fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
         for tp, state in self._states.items():
             if state.ready_at_ms > now_ms:
                 continue
-            partition = get_partition(tp)
+            partition = state.partition
             if partition is None:
                 fetch_infos[tp] = PartitionFetchInfo(
                     state.fetch_offset, partition_max_bytes, state.current_leader_epoch
@@ -375,7 +386,6 @@ class ReplicaFetcher:
         backoff_ms = self.replica_manager.config.replica_fetch_backoff_ms
         states = self._states
         requested_infos = request.fetch_infos
-        get_partition = self.replica_manager.get_partition
         for tp, data in response.items():
             state = states.get(tp)
             requested = requested_infos.get(tp)
@@ -386,7 +396,7 @@ class ReplicaFetcher:
                 or state.current_leader_epoch != requested.current_leader_epoch
             ):
                 continue
-            partition = get_partition(tp)
+            partition = state.partition
             if partition is None or partition.is_leader:
                 continue
             error = data.error

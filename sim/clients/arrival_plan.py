@@ -54,7 +54,7 @@ from itertools import islice
 from typing import Final
 
 from replica.records import RECORD_BATCH_OVERHEAD
-from replica.types import TopicPartition
+from replica.types import TopicPartition, canonical_partition
 from sim.clients.batching import ProducerBatch
 from sim.clients.producer_config import ProducerConfig
 from sim.clients.records import message_record_sizes
@@ -364,7 +364,7 @@ class ArrivalPlan:
         """The lanes of ``topic``'s partitions ``0 .. count - 1`` (at least), by partition."""
         row = self._rows.setdefault(topic, [])
         while len(row) < count:
-            row.append(self._lane(TopicPartition(topic, len(row))))
+            row.append(self._lane(canonical_partition(topic, len(row))))
         return row
 
     def _lane(self, tp: TopicPartition) -> _Lane:

@@ -19,7 +19,7 @@ from typing import Any
 from apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from apis.metadata import MetadataRequest, MetadataResponse
 from replica.errors import Errors
-from replica.types import TopicPartition
+from replica.types import TopicPartition, canonical_partition
 from sim.clients.errors import ClientConfigError
 from sim.clients.network import ClientNetwork
 from sim.core.engine import Scheduler
@@ -103,7 +103,7 @@ class ClientMetadata:
                 continue
             self._counts[topic] = len(meta.partitions)
             for partition, pmeta in meta.partitions.items():
-                tp = TopicPartition(topic, partition)
+                tp = canonical_partition(topic, partition)
                 if pmeta.error == Errors.NONE and pmeta.leader >= 0:
                     self._leaders[tp] = pmeta.leader
                 else:

@@ -75,7 +75,7 @@ from typing import Final
 from apis.produce import ProduceRequest, ProduceResponse
 from replica.errors import Errors
 from replica.records import RECORD_BATCH_OVERHEAD, Record, RecordColumns
-from replica.types import NO_ERROR, UNKNOWN_OFFSET, TopicPartition
+from replica.types import NO_ERROR, UNKNOWN_OFFSET, TopicPartition, canonical_partition
 from sim.clients.arrival_plan import ArrivalPlan
 from sim.clients.batching import BatchQueue, ProducerBatch
 from sim.clients.errors import ClientConfigError, ClientStateError
@@ -211,7 +211,7 @@ class Producer:
         self._recorder.record(
             MessageSent(self._scheduler.now, self.client_id, message_id, topic, partition, size)
         )
-        self._dispatch(message_id, TopicPartition(topic, partition), key, value_size, size)
+        self._dispatch(message_id, canonical_partition(topic, partition), key, value_size, size)
         self._leave()
         return message_id
 
@@ -338,7 +338,7 @@ class Producer:
         keys = due.keys
         for i, tp in enumerate(due.tps, due.joined):
             if tp.partition < 0:
-                tp = TopicPartition(tp.topic, self._partition_of(tp.topic, keys[i]))
+                tp = canonical_partition(tp.topic, self._partition_of(tp.topic, keys[i]))
             self._dispatch(ids[i], tp, keys[i], due.value_sizes[i], due.sizes[i])
 
     def _next_critical(self) -> int | None:
@@ -384,7 +384,7 @@ class Producer:
             if count is None:
                 self._finish(msg, UNKNOWN_OFFSET, Errors.UNKNOWN_TOPIC_OR_PARTITION)
                 continue
-            msg.tp = TopicPartition(topic, self._partitioner.partition(topic, msg.key, count))
+            msg.tp = canonical_partition(topic, self._partitioner.partition(topic, msg.key, count))
             if msg.size + RECORD_BATCH_OVERHEAD > self.config.max_request_size:
                 self._finish(msg, UNKNOWN_OFFSET, Errors.MESSAGE_TOO_LARGE)
                 continue

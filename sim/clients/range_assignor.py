@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from replica.types import TopicPartition
+from replica.types import TopicPartition, canonical_partition
 
 __all__ = [
     "RANGE",
@@ -62,7 +62,7 @@ def decode_assignment(assignment: bytes) -> tuple[TopicPartition, ...]:
     for entry in assignment.decode().split(";"):
         if entry:
             topic, numbers = entry.rsplit(":", 1)
-            partitions += [TopicPartition(topic, int(p)) for p in numbers.split(",") if p]
+            partitions += [canonical_partition(topic, int(p)) for p in numbers.split(",") if p]
     return tuple(partitions)
 
 
@@ -83,6 +83,6 @@ def range_assign(
         start = 0
         for i, member in enumerate(members):
             end = start + share + (1 if i < extra else 0)
-            assignment[member] += [TopicPartition(topic, p) for p in range(start, end)]
+            assignment[member] += [canonical_partition(topic, p) for p in range(start, end)]
             start = end
     return assignment

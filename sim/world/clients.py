@@ -27,7 +27,7 @@ from typing import Any
 from apis.header import ApiKeys
 from apis.request_channel import Request
 from cluster import broker_node_name
-from replica.types import TopicPartition
+from replica.types import TopicPartition, canonical_partition
 from sim.clients import (
     BurrowConsumer,
     ClientMetadata,
@@ -126,7 +126,7 @@ class _Context:
         )  # fmt: skip
 
     def assignment(self, topics: Sequence[str]) -> list[TopicPartition]:
-        return [TopicPartition(t, p) for t in topics for p in range(self.partitions[t])]
+        return [canonical_partition(t, p) for t in topics for p in range(self.partitions[t])]
 
 
 class ProducerClient:

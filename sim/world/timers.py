@@ -16,13 +16,14 @@ response to one of its own fetches, or changes state (a fault), so the world cal
 from __future__ import annotations
 
 from functools import partial
+from typing import Final
 
 from cluster import Cluster, ClusterError
 from sim.core.engine import Event, Simulator
 
 __all__ = ["BrokerTimers", "EngineClock"]
 
-_US_PER_MS = 1000
+_US_PER_MS: Final = 1000
 
 
 class EngineClock:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from replica import (
     TopicPartition,
 )
 from replica.records import RECORD_BATCH_OVERHEAD, batch_size_in_bytes, record_size_in_bytes
+from replica.types import canonical_partition
 
 
 def test_error_codes_are_kafkas() -> None:
@@ -87,6 +90,10 @@ def test_topic_partition_is_hashable_and_ordered() -> None:
     assert sorted([c, b, a]) == [a, b, c]
     assert {TopicPartition("a", 1): 1}[a] == 1
     assert str(c) == "b-0"
+    assert repr(a) == "TopicPartition(topic='a', partition=1)"
+    assert TopicPartition(topic="a", partition=1) == a != b and a != ("a", 1)
+    assert hash(TopicPartition("a", 1)) == hash(a)
+    assert pickle.loads(pickle.dumps(c)) == c
 
 
 def test_log_offset_metadata_position_diff_needs_one_segment() -> None:
@@ -135,3 +142,10 @@ def test_batch_size_fast_path_matches_the_record_sizes(records: list[Record]) ->
         for i, r in enumerate(records)
     )
     assert batch_size_in_bytes(records) == expected
+
+
+def test_canonical_partition_is_one_object_per_partition() -> None:
+    tp = canonical_partition("canonical", 3)
+    assert tp == TopicPartition("canonical", 3) and type(tp) is TopicPartition
+    assert canonical_partition("canonical", 3) is tp
+    assert canonical_partition("canonical", 4) is not tp
