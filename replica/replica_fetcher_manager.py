@@ -106,6 +106,13 @@ class ReplicaFetcherManager:
                 fetcher.stop_waking()
                 del self._fetchers[leader_id]
 
+    def log_changed(self, partitions: Iterable[TopicPartition]) -> None:
+        """The local logs of ``partitions`` changed other than through their fetchers'
+        responses (:meth:`ReplicaFetcher.log_changed`)."""
+        changed = list(partitions)
+        for fetcher in self._fetchers.values():
+            fetcher.log_changed(changed)
+
     def shutdown(self) -> None:
         """Drop every fetcher."""
         for fetcher in self._fetchers.values():

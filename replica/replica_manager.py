@@ -863,7 +863,8 @@ class ReplicaManager:
         and if that moves a high watermark the partition's delayed operations are checked.
         Log retention runs every ``log.retention.check.interval.ms`` (Kafka's
         kafka-log-retention task) on every hosted replica, leader or follower, while a
-        retention limit is set: see :meth:`replica.log.Log.delete_old_segments`. Producer
+        retention limit is set: see :meth:`replica.log.Log.delete_old_segments` (the fetchers
+        are told of followed logs whose start moved: :meth:`ReplicaFetcher.log_changed`). Producer
         state expiry runs every ``producer.id.expiration.check.interval.ms`` while a hosted
         log holds an idempotent producer's state (see :meth:`note_producer_state`).
 
@@ -900,10 +901,15 @@ class ReplicaManager:
 
     def _delete_old_segments(self, now_ms: int) -> None:
         config = self.config
-        for partition in self._partitions.values():
-            partition.log.delete_old_segments(
-                now_ms, config.log_retention_ms, config.log_retention_bytes
-            )
+        moved: list[TopicPartition] = []  # followed logs whose start moved: fetchers are told
+        for tp, partition in self._partitions.items():
+            log = partition.log
+            start = log.log_start_offset
+            log.delete_old_segments(now_ms, config.log_retention_ms, config.log_retention_bytes)
+            if log.log_start_offset != start:
+                moved.append(tp)
+        if moved:
+            self._fetcher_manager.log_changed(moved)
 
     def next_deadline(self) -> int | None:
         """The earliest time this broker has work: a delayed operation's deadline, the next
