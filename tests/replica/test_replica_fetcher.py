@@ -274,7 +274,7 @@ def test_diverging_epoch_values_are_validated() -> None:
 def test_incremental_requests_are_those_a_full_diff_builds(follower) -> None:  # type: ignore[no-untyped-def]
     """The change feed: every request's session part is what diffing its whole fetch data
     against the last one's finds, through responses with news, errors and back-offs, leader
-    changes, removals, re-adds and a session that fails."""
+    changes, removals, re-adds, a session that fails and one the leader evicted."""
     broker, fetcher, _ = follower
     tp2 = TopicPartition("t", 2)
     broker.become_leader_or_follower({tp2: PartitionState(0, 0, (0, 1), (0, 1))})
@@ -304,6 +304,8 @@ def test_incremental_requests_are_those_a_full_diff_builds(follower) -> None:  #
     fetch({}, error=Errors.INVALID_FETCH_SESSION_EPOCH)
     fetcher.add_partitions({TP: InitialFetchState(2, 1)})
     fetch({TP1: data(batches=(batch(2),), hw=3, end=3)})
+    fetch({}, error=Errors.FETCH_SESSION_ID_NOT_FOUND)  # the leader evicted the session
+    fetch({TP: data(batches=(batch(2, 1, epoch=1),), hw=3, end=3)})
     fetch({})
     request = fetcher.build_fetch_request(now)
     assert request is not None and request.session.metadata.epoch > 1
