@@ -142,17 +142,9 @@ class BrokerNode:
         """Build the fetch of every replica fetcher that is ready at ``now`` (none while
         stopped or paused). Each returned request is in flight until its fetcher is given
         the response or the failure."""
-        fetchers = self._fetcher_manager
-        if not self.running or fetchers.paused:
+        if not self.running:
             return []
-        ready: list[tuple[ReplicaFetcher, ReplicaFetchRequest]] = []
-        for fetcher in fetchers.fetchers.values():  # in leader id order
-            due = fetcher.next_fetch_time_ms()
-            if due is not None and due <= now:
-                request = fetcher.build_fetch_request(now)
-                if request is not None:
-                    ready.append((fetcher, request))
-        return ready
+        return self._fetcher_manager.ready_fetches(now)  # in leader id order
 
     def next_deadline(self) -> int | None:
         """The earliest time something is due here: a timer of the ReplicaManager (its

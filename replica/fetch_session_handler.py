@@ -27,7 +27,7 @@ uses it and may not import ``apis``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from replica.errors import Errors
 from replica.types import NO_ERROR, PartitionFetchInfo, TopicPartition
@@ -151,6 +151,29 @@ class FetchSessionHandler:
             return FetchRequestData(metadata, to_send, ())
         forgotten = tuple([tp for tp in previous if tp not in infos])
         return FetchRequestData(metadata, to_send, forgotten)
+
+    def build_changed(
+        self,
+        fetch_infos: dict[TopicPartition, PartitionFetchInfo],
+        changed: Iterable[TopicPartition],
+    ) -> FetchRequestData:
+        """:meth:`build` of ``fetch_infos`` when it holds the very partitions of the last fetch
+        built, in the same order, and only the fetch data of ``changed`` (some of them, in
+        that order) may be other objects than the last fetch's: the same fetch, found in
+        proportion to ``changed`` rather than to the session (for a fetcher that keeps a
+        change feed). Fetch data is compared by identity: the caller keeps the object of a
+        partition whose fetch data did not change (an equal new one is sent again)."""
+        metadata = self._metadata
+        previous = self._session_partitions
+        self._session_partitions = fetch_infos
+        if metadata.is_full:
+            return FetchRequestData(metadata, fetch_infos, ())
+        to_send: dict[TopicPartition, PartitionFetchInfo] = {}
+        for tp in changed:
+            info = fetch_infos[tp]
+            if previous.get(tp) is not info:
+                to_send[tp] = info
+        return FetchRequestData(metadata, to_send, ())
 
     def handle_response(self, session_id: int, error: Errors) -> bool:
         """The broker answered the last fetch with top-level ``error`` in session

@@ -93,6 +93,12 @@ class Partition:
         """On the leader: broker id -> follower state, for every other assigned replica."""
         return MappingProxyType(self._remote_replicas)
 
+    def remote_replica(self, broker_id: int) -> Replica | None:
+        """On the leader: the follower state of ``broker_id`` (None: not a remote assigned
+        replica). The object stays the same until the log's change marker moves (leadership
+        and assignment changes move it)."""
+        return self._remote_replicas.get(broker_id)
+
     # -- state changes ----------------------------------------------------------------------
 
     def make_leader(self, state: PartitionState, now_ms: int) -> bool:
@@ -220,18 +226,6 @@ class Partition:
         if replica.log_end_offset != previous_end_offset:
             return self.maybe_increment_leader_hw()
         return False
-
-    def update_idle_follower_fetch_state(self, replica_id: int, fetch_time_ms: int) -> None:
-        """Record follower ``replica_id``'s fetch at ``fetch_time_ms`` of this partition when a
-        fetch session skipped it as idle (see
-        :meth:`replica.replica_manager.ReplicaManager.read_from_local_log`): the follower's
-        last read of it, with the same fetch data, was at the log end offset while it was in
-        the ISR, and the log has not changed since. :meth:`update_follower_fetch_state` would
-        then find the fetch offset at the log end offset: the follower is caught up now, and
-        its position, the ISR and the high watermark stay as they are.
-        """
-        replica = self._remote_replicas[replica_id]
-        replica.last_caught_up_time_ms = replica.last_fetch_time_ms = fetch_time_ms
 
     def _maybe_expand_isr(self, replica: Replica) -> None:
         broker_id = replica.broker_id

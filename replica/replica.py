@@ -61,6 +61,15 @@ class Replica:
         self.last_fetch_leader_log_end_offset = leader_end_offset
         self.last_fetch_time_ms = fetch_time_ms
 
+    def record_idle_fetch(self, fetch_time_ms: int) -> None:
+        """Record this follower's fetch at ``fetch_time_ms`` of a partition its fetch session
+        skipped as idle (see :mod:`replica.session_partitions`): its last read of it, with
+        the same fetch data, was at the leader's log end offset while it was in the ISR, and
+        the log has not changed since. :meth:`update_fetch_state` would then find the fetch
+        offset at the log end offset: the follower is caught up now, and its position stays
+        as it is."""
+        self.last_caught_up_time_ms = self.last_fetch_time_ms = fetch_time_ms
+
     def is_caught_up(
         self, leader_end_offset: int, now_ms: int, replica_lag_time_max_ms: int
     ) -> bool:

@@ -61,6 +61,23 @@ with news; the others need nothing done. A failed fetch or a session error makes
 fetch full. Wired directly to ``fetch_messages`` (no session on the leader) every fetch is
 full.
 
+The change feed: building a request costs in proportion to the partitions whose fetch data
+may have changed, not to the partitions followed (most of which, ``__consumer_offsets``
+among them, have nothing new). The fetcher keeps the last request's fetch data and the set
+of its partitions a response has touched since (records appended, a truncation, a high
+watermark or log start offset taken); the next request copies the last one's fetch data,
+rebuilds those partitions' (keeping the very object of one whose value is the same) and hands
+them to :meth:`~replica.fetch_session_handler.FetchSessionHandler.build_changed`. Only when
+the partitions to fetch may differ (partitions added or removed, a back-off started or
+ended, replica.fetch.max.bytes changed) does a request walk every partition, as a full diff
+(:meth:`~replica.fetch_session_handler.FetchSessionHandler.build`). Either way the request
+is the same: the same fetch data, the same partitions in the session's part, in the same
+order. A followed log changed by anything else than this fetcher's responses, e.g. retention
+moving its start, is reported with :meth:`ReplicaFetcher.log_changed` (the
+:class:`~replica.replica_manager.ReplicaManager` does). :meth:`~ReplicaFetcher.next_fetch_time_ms`
+is kept the same way: recomputed over the partitions only when a back-off or the partitions
+change.
+
 Waking up: while nothing is in flight, a fetcher's next fetch is due at the earliest
 ``ready_at_ms`` of its partitions (at once unless they all back off). The fetcher keeps one
 timer task on its broker's scheduler (the :class:`~purgatory.TimingWheel` of the broker's own
@@ -97,6 +114,7 @@ from replica.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET
 from replica.partition import Partition
 from replica.types import (
     NO_ERROR,
+    UNKNOWN_OFFSET,
     EpochEndOffset,
     FetchPartitionData,
     PartitionFetchInfo,
@@ -159,7 +177,8 @@ class PartitionFetchState:
         #: The partition is left out of requests before this time (after an error).
         self.ready_at_ms = ready_at_ms
         #: The partition's part of the last request built, and the local log's change marker
-        #: then: the next request reuses it while neither this state nor the log has changed.
+        #: then (-1: not hosted): the next request reuses the object while its value is the
+        #: same, and checks the value only when this state or the log changed.
         self.fetch_info: PartitionFetchInfo | None = None
         self.fetch_info_marker = -1
 
@@ -223,6 +242,18 @@ class ReplicaFetcher:
         self._next_fetch_ms: int | None = None  # next_fetch_time_ms(), kept by _rearm
         self._waking = True
         self._session = FetchSessionHandler()
+        # The change feed (see the module docstring). The last request's fetch data (its
+        # partitions in the order of ``_states``) and each one's place in it:
+        self._fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
+        self._places: dict[TopicPartition, int] = {}
+        # Its partitions whose fetch data may have changed since it was built:
+        self._changed: set[TopicPartition] = set()
+        # Whether the next request must walk every partition: the partitions to fetch may
+        # differ (added, removed, backing off; configuration changed):
+        self._walk = True
+        self._walked_max_bytes = -1  # replica.fetch.max.bytes at the last walk
+        self._waiting_until: int | None = None  # the earliest back-off end the walk left out
+        self._earliest_ready_ms = 0  # the earliest ready_at_ms of the partitions
 
     def __repr__(self) -> str:
         return (
@@ -247,13 +278,30 @@ class ReplicaFetcher:
             self._states[tp] = PartitionFetchState(
                 initial.fetch_offset, initial.current_leader_epoch, partition=get_partition(tp)
             )
-        self._rearm()
+        self._states_changed()
 
     def remove_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         """Stop fetching these partitions (unknown ones are ignored). A response still in
         flight for them is ignored when it arrives."""
         for tp in partitions:
             self._states.pop(tp, None)
+        self._states_changed()
+
+    def log_changed(self, partitions: Iterable[TopicPartition]) -> None:
+        """The local logs of these partitions changed other than through this fetcher's
+        responses (their log start offset or leader epochs may have moved, e.g. retention
+        deleted segments): their next fetch data is built afresh. Unknown ones are ignored."""
+        fetch_infos = self._fetch_infos
+        for tp in partitions:
+            if tp in fetch_infos:
+                self._changed.add(tp)
+
+    def _states_changed(self) -> None:
+        """Partitions were added or removed or their ``ready_at_ms`` moved: the next request
+        walks them all, and the wake-up moves."""
+        self._walk = True
+        states = self._states
+        self._earliest_ready_ms = min([s.ready_at_ms for s in states.values()]) if states else 0
         self._rearm()
 
     def next_fetch_time_ms(self) -> int | None:
@@ -279,7 +327,7 @@ class ReplicaFetcher:
         if self._in_flight is not None or not self._states:
             self._next_fetch_ms = None
         else:
-            self._next_fetch_ms = min(state.ready_at_ms for state in self._states.values())
+            self._next_fetch_ms = self._earliest_ready_ms
         task = self._next_fetch_due
         due = self._next_fetch_ms if self._waking else None
         if due is None:
@@ -294,55 +342,120 @@ class ReplicaFetcher:
 
         Uses replica.fetch.wait.max.ms, replica.fetch.min.bytes,
         replica.fetch.response.max.bytes, and replica.fetch.max.bytes per partition; each
-        partition carries the local log's start offset and latest leader epoch.
+        partition carries the local log's start offset and latest leader epoch. Walks every
+        partition only when the partitions to fetch may differ from the last request's (see
+        the module docstring); otherwise rebuilds the fetch data of those that changed.
         """
         if self._in_flight is not None:
             return None
         config = self.replica_manager.config
         partition_max_bytes = config.replica_fetch_max_bytes
-        fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
-        for tp, state in self._states.items():
-            if state.ready_at_ms > now_ms:
-                continue
-            partition = state.partition
-            if partition is None:
-                fetch_infos[tp] = PartitionFetchInfo(
-                    state.fetch_offset, partition_max_bytes, state.current_leader_epoch
-                )
-                continue
-            log = partition.log
-            marker = log.change_marker
-            info = state.fetch_info
-            if (
-                info is None
-                or state.fetch_info_marker != marker
-                or info.fetch_offset != state.fetch_offset
-                or info.current_leader_epoch != state.current_leader_epoch
-                or info.max_bytes != partition_max_bytes
-            ):
-                # The log's start offset and latest epoch only change with its marker.
-                info = state.fetch_info = PartitionFetchInfo(
-                    state.fetch_offset,
-                    partition_max_bytes,
-                    state.current_leader_epoch,
-                    log.log_start_offset,
-                    log.latest_epoch,
-                )
-                state.fetch_info_marker = marker
-            fetch_infos[tp] = info
-        if not fetch_infos:
-            return None
+        waiting_until = self._waiting_until
+        if (
+            self._walk
+            or partition_max_bytes != self._walked_max_bytes
+            or (waiting_until is not None and waiting_until <= now_ms)
+        ):
+            fetch_infos = self._walk_partitions(now_ms, partition_max_bytes)
+            if not fetch_infos:
+                return None
+            session = self._session.build(fetch_infos)
+        else:
+            fetch_infos = self._fetch_infos
+            if not fetch_infos:
+                return None
+            changed = self._changed
+            if len(changed) > 1:
+                places = self._places
+                order: Iterable[TopicPartition] = [
+                    tp for _, tp in sorted([(places[tp], tp) for tp in changed])
+                ]
+            else:
+                order = changed
+            if changed:
+                fetch_infos = dict(fetch_infos)  # the last request's stays as it was sent
+                states = self._states
+                for tp in order:
+                    fetch_infos[tp] = self._fetch_info(states[tp], partition_max_bytes)
+                self._fetch_infos = fetch_infos
+            session = self._session.build_changed(fetch_infos, order)
+            changed.clear()
         self._in_flight = ReplicaFetchRequest(
             self.replica_manager.broker_id,
             config.replica_fetch_wait_max_ms,
             config.replica_fetch_min_bytes,
             config.replica_fetch_response_max_bytes,
             fetch_infos,
-            self._session.build(fetch_infos),
+            session,
         )
         self._next_fetch_ms = None
         self._next_fetch_due.cancel()
         return self._in_flight
+
+    def _walk_partitions(
+        self, now_ms: int, partition_max_bytes: int
+    ) -> dict[TopicPartition, PartitionFetchInfo]:
+        """The fetch data of every partition not backing off at ``now_ms``, in order; the
+        change feed restarts from it."""
+        fetch_infos: dict[TopicPartition, PartitionFetchInfo] = {}
+        waiting_until: int | None = None
+        for tp, state in self._states.items():
+            ready_at = state.ready_at_ms
+            if ready_at > now_ms:
+                if waiting_until is None or ready_at < waiting_until:
+                    waiting_until = ready_at
+                continue
+            fetch_infos[tp] = self._fetch_info(state, partition_max_bytes)
+        self._fetch_infos = fetch_infos
+        self._places = {tp: place for place, tp in enumerate(fetch_infos)}
+        self._changed.clear()
+        self._walk = False
+        self._walked_max_bytes = partition_max_bytes
+        self._waiting_until = waiting_until
+        return fetch_infos
+
+    def _fetch_info(
+        self, state: PartitionFetchState, partition_max_bytes: int
+    ) -> PartitionFetchInfo:
+        """The fetch data of ``state``'s partition now: the very object last built for it while
+        its value is the same (the session compares fetch data by identity on the change
+        feed's path)."""
+        info = state.fetch_info
+        partition = state.partition
+        if partition is None:
+            marker = -1
+            log_start_offset = UNKNOWN_OFFSET
+            latest_epoch: int | None = None
+        else:
+            log = partition.log
+            marker = log.change_marker
+            if (
+                info is not None
+                and state.fetch_info_marker == marker
+                and info.fetch_offset == state.fetch_offset
+                and info.current_leader_epoch == state.current_leader_epoch
+                and info.max_bytes == partition_max_bytes
+            ):
+                return info  # the log's start offset and latest epoch move its marker
+            log_start_offset = log.log_start_offset
+            latest_epoch = log.latest_epoch
+        state.fetch_info_marker = marker
+        if (
+            info is None
+            or info.fetch_offset != state.fetch_offset
+            or info.current_leader_epoch != state.current_leader_epoch
+            or info.max_bytes != partition_max_bytes
+            or info.log_start_offset != log_start_offset
+            or info.last_fetched_epoch != latest_epoch
+        ):
+            info = state.fetch_info = PartitionFetchInfo(
+                state.fetch_offset,
+                partition_max_bytes,
+                state.current_leader_epoch,
+                log_start_offset,
+                latest_epoch,
+            )
+        return info
 
     def handle_fetch_failure(self, now_ms: int) -> None:
         """The in-flight fetch got no response (e.g. the leader is unreachable): back off
@@ -358,7 +471,7 @@ class ReplicaFetcher:
             state = self._states.get(tp)
             if state is not None:
                 state.ready_at_ms = ready_at
-        self._rearm()
+        self._states_changed()
 
     def handle_fetch_response(
         self,
@@ -386,6 +499,8 @@ class ReplicaFetcher:
         backoff_ms = self.replica_manager.config.replica_fetch_backoff_ms
         states = self._states
         requested_infos = request.fetch_infos
+        changed = self._changed
+        states_changed = False
         for tp, data in response.items():
             state = states.get(tp)
             requested = requested_infos.get(tp)
@@ -408,13 +523,20 @@ class ReplicaFetcher:
                         self.replica_manager.note_producer_state()
                 else:
                     self._truncate_to_diverging_epoch(partition, state, diverging)
+                changed.add(tp)
             elif error is Errors.OFFSET_OUT_OF_RANGE:
                 self._handle_offset_out_of_range(partition, state, data)
+                changed.add(tp)
             elif error is Errors.FENCED_LEADER_EPOCH:
                 del self._states[tp]
+                states_changed = True
             else:
                 state.ready_at_ms = now_ms + backoff_ms
-        self._rearm()
+                states_changed = True
+        if states_changed:
+            self._states_changed()
+        else:
+            self._rearm()
 
     def _take_in_flight(self) -> ReplicaFetchRequest:
         request = self._in_flight

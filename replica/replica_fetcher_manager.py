@@ -13,6 +13,8 @@ leader:
   drops every fetcher left without partitions at once (Kafka drops idle fetcher threads
   later, in ``shutdownIdleFetcherThreads``);
 * :meth:`~ReplicaFetcherManager.shutdown` drops every fetcher;
+* :meth:`~ReplicaFetcherManager.ready_fetches` builds the requests of the fetchers that are
+  due, for the driver to send;
 * :attr:`~ReplicaFetcherManager.paused` holds every fetcher back (a stalled follower, a fault
   the simulator injects; Kafka has no such switch): while it is set, the driver sends no fetch
   and no fetcher keeps a wake-up on the broker's scheduler.
@@ -36,7 +38,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from replica.replica_fetcher import InitialFetchState, LocalBroker, ReplicaFetcher
+from replica.replica_fetcher import (
+    InitialFetchState,
+    LocalBroker,
+    ReplicaFetcher,
+    ReplicaFetchRequest,
+)
 from replica.types import TopicPartition
 
 
@@ -105,6 +112,29 @@ class ReplicaFetcherManager:
             if not fetcher.partition_states:
                 fetcher.stop_waking()
                 del self._fetchers[leader_id]
+
+    def ready_fetches(self, now_ms: int) -> list[tuple[ReplicaFetcher, ReplicaFetchRequest]]:
+        """Build the fetch of every fetcher ready at ``now_ms`` (its
+        :meth:`~ReplicaFetcher.next_fetch_time_ms` has come), in leader id order; none while
+        :attr:`paused`. Each returned request is in flight until its fetcher is given the
+        response or the failure."""
+        ready: list[tuple[ReplicaFetcher, ReplicaFetchRequest]] = []
+        if self._paused:
+            return ready
+        for fetcher in self._fetchers.values():
+            due = fetcher.next_fetch_time_ms()
+            if due is not None and due <= now_ms:
+                request = fetcher.build_fetch_request(now_ms)
+                if request is not None:
+                    ready.append((fetcher, request))
+        return ready
+
+    def log_changed(self, partitions: Iterable[TopicPartition]) -> None:
+        """The local logs of ``partitions`` changed other than through their fetchers'
+        responses (:meth:`ReplicaFetcher.log_changed`)."""
+        changed = list(partitions)
+        for fetcher in self._fetchers.values():
+            fetcher.log_changed(changed)
 
     def shutdown(self) -> None:
         """Drop every fetcher."""

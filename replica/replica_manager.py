@@ -66,6 +66,7 @@ from replica.exceptions import ApiError
 from replica.partition import Partition
 from replica.periodic_task import PeriodicTask
 from replica.records import ProducerBatchInfo, Record
+from replica.replica import Replica
 from replica.replica_fetcher import InitialFetchState, ReplicaFetcher
 from replica.replica_fetcher_manager import ReplicaFetcherManager
 from replica.session_partitions import SessionPartitions
@@ -96,16 +97,17 @@ LeadershipChangeCallback = Callable[[list[TopicPartition], list[TopicPartition]]
 VALID_REQUIRED_ACKS = (-1, 0, 1)
 
 
-_Found = dict[TopicPartition, tuple[Partition, int, LogOffsetMetadata]]
-"""Partitions a read found with nothing to send: the partition, its log's change marker and
-the read's position (see :mod:`replica.session_partitions`)."""
+_Found = dict[TopicPartition, tuple[Partition, int, LogOffsetMetadata, Replica | None]]
+"""Partitions a read found with nothing to send: the partition, its log's change marker, the
+read's position and the fetching follower's replica (None for a consumer; see
+:mod:`replica.session_partitions`)."""
 
 
 def _record_idle(session: SessionPartitions, found: _Found) -> None:
     """A read's results were sent: the partitions it ``found`` with nothing to send are idle
     in the session (the others it read stay active)."""
-    for tp, (partition, marker, end) in found.items():
-        session.rest(tp, partition, marker, end)
+    for tp, (partition, marker, end, replica) in found.items():
+        session.rest(tp, partition, marker, end, replica)
 
 
 def _no_metadata(_topic_partition: TopicPartition) -> bool:
@@ -410,7 +412,7 @@ class ReplicaManager:
         then ``fetch_infos`` are (some of) its active ones. Its idle partitions whose log
         changed are woken and read too; the others are left out of
         the response (they have no news), and a follower's fetch of one is recorded without a
-        read (:meth:`Partition.update_idle_follower_fetch_state`). A waiting fetch is watched
+        read (:meth:`Replica.record_idle_fetch`). A waiting fetch is watched
         under them too, and completes when one of them gets what it waits for.
 
         ``response_callback`` is called exactly once with a :class:`FetchPartitionData` per
@@ -516,18 +518,27 @@ class ReplicaManager:
         """Wake ``session``'s idle partitions whose log changed (or that are no longer
         hosted: :meth:`stop_replica` moves a removed log's marker); return them with their
         fetch data. For a follower's fetch (``follower_id >= 0``) record its fetch of each one
-        still idle (:meth:`Partition.update_idle_follower_fetch_state`)."""
+        still idle, on the replica its entry keeps (:meth:`Replica.record_idle_fetch`)."""
         woken: dict[TopicPartition, PartitionFetchInfo] = {}
-        if not session.idle:
+        idle = session.idle
+        if not idle:
             return woken
-        now = self._clock()
         changed: list[TopicPartition] = []
-        for tp, entry in session.idle.items():
-            partition = entry.partition
-            if partition.log.change_marker != entry.marker:
-                changed.append(tp)
-            elif follower_id >= 0:
-                partition.update_idle_follower_fetch_state(follower_id, now)
+        if follower_id >= 0:
+            now = self._clock()
+            for entry in idle.values():
+                partition = entry.partition
+                if partition.log.change_marker != entry.marker:
+                    changed.append(partition.topic_partition)
+                else:
+                    replica = entry.replica
+                    if replica is not None:
+                        replica.record_idle_fetch(now)
+        else:
+            for entry in idle.values():
+                partition = entry.partition
+                if partition.log.change_marker != entry.marker:
+                    changed.append(partition.topic_partition)
         for tp in changed:
             woken[tp] = session.wake(tp)
         return woken
@@ -570,6 +581,7 @@ class ReplicaManager:
                     partition,
                     partition.log.change_marker,
                     result.info.fetch_offset_metadata,
+                    partition.remote_replica(follower_id) if follower_id >= 0 else None,
                 )
             results[tp] = result
         return results
@@ -863,7 +875,8 @@ class ReplicaManager:
         and if that moves a high watermark the partition's delayed operations are checked.
         Log retention runs every ``log.retention.check.interval.ms`` (Kafka's
         kafka-log-retention task) on every hosted replica, leader or follower, while a
-        retention limit is set: see :meth:`replica.log.Log.delete_old_segments`. Producer
+        retention limit is set: see :meth:`replica.log.Log.delete_old_segments` (the fetchers
+        are told of followed logs whose start moved: :meth:`ReplicaFetcher.log_changed`). Producer
         state expiry runs every ``producer.id.expiration.check.interval.ms`` while a hosted
         log holds an idempotent producer's state (see :meth:`note_producer_state`).
 
@@ -900,10 +913,15 @@ class ReplicaManager:
 
     def _delete_old_segments(self, now_ms: int) -> None:
         config = self.config
-        for partition in self._partitions.values():
-            partition.log.delete_old_segments(
-                now_ms, config.log_retention_ms, config.log_retention_bytes
-            )
+        moved: list[TopicPartition] = []  # followed logs whose start moved: fetchers are told
+        for tp, partition in self._partitions.items():
+            log = partition.log
+            start = log.log_start_offset
+            log.delete_old_segments(now_ms, config.log_retention_ms, config.log_retention_bytes)
+            if log.log_start_offset != start:
+                moved.append(tp)
+        if moved:
+            self._fetcher_manager.log_changed(moved)
 
     def next_deadline(self) -> int | None:
         """The earliest time this broker has work: a delayed operation's deadline, the next

@@ -13,7 +13,8 @@ The read that found it so records the partition, its log's
 :attr:`~replica.log.Log.change_marker` and the position it stood at (:class:`IdlePartition`).
 While the marker stands, its log has not changed, so a read would find the same nothing: a
 fetch neither reads it nor answers it, and a follower's fetch of it is recorded as a fetch at
-the log end (:meth:`~replica.partition.Partition.update_idle_follower_fetch_state`). Once the
+the log end, on the follower's :class:`~replica.replica.Replica` the entry keeps
+(:meth:`~replica.replica.Replica.record_idle_fetch`). Once the
 marker moves (records, a high watermark or log start offset sent to the fetcher, a leadership
 change, the partition's removal), the next fetch *wakes* it: it is active again, read and
 answered.
@@ -33,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from replica.partition import Partition
+from replica.replica import Replica
 from replica.types import LogOffsetMetadata, PartitionFetchInfo, TopicPartition
 
 __all__ = ["IdlePartition", "SessionPartitions"]
@@ -42,18 +44,26 @@ class IdlePartition:
     """An idle partition of a session: the hosted partition and its log's change marker when a
     read last found it with nothing to send, where that read stood (the end offset of the
     fetch's isolation, with its segment position: where a waiting fetch counts new bytes from),
-    and its fetch data. (A partition removed from its broker has its log's marker moved, so
-    an entry never needs to look the partition up again.)"""
+    its fetch data, and for a follower's session the follower's :class:`Replica` on the
+    leader (None for a consumer's). (A partition removed from its broker, or whose leadership
+    or replicas change, has its log's marker moved, so an entry never needs to look the
+    partition or the replica up again while the marker stands.)"""
 
-    __slots__ = ("end", "info", "marker", "partition")
+    __slots__ = ("end", "info", "marker", "partition", "replica")
 
     def __init__(
-        self, partition: Partition, marker: int, end: LogOffsetMetadata, info: PartitionFetchInfo
+        self,
+        partition: Partition,
+        marker: int,
+        end: LogOffsetMetadata,
+        info: PartitionFetchInfo,
+        replica: Replica | None = None,
     ) -> None:
         self.partition = partition
         self.marker = marker
         self.end = end
         self.info = info
+        self.replica = replica
 
     def __repr__(self) -> str:
         return f"IdlePartition(marker={self.marker}, end={self.end!r}, info={self.info!r})"
@@ -102,12 +112,19 @@ class SessionPartitions:
     def in_order(
         self, infos: dict[TopicPartition, PartitionFetchInfo]
     ) -> dict[TopicPartition, PartitionFetchInfo]:
-        """``infos`` (partitions of the session) in the order they joined it."""
-        if len(infos) < 2:
-            return dict(infos)
-        position = self._position
-        joined = sorted([(position[tp], tp) for tp in infos])  # positions are unique
-        return {tp: infos[tp] for _, tp in joined}
+        """``infos`` (partitions of the session) in the order they joined it: a copy, not
+        sorted again when it is in that order already (as a fetch's few active partitions
+        usually are)."""
+        if len(infos) > 1:
+            position = self._position
+            last = -1
+            for tp in infos:
+                joined_at = position[tp]
+                if joined_at < last:
+                    joined = sorted([(position[tp], tp) for tp in infos])  # positions are unique
+                    return {tp: infos[tp] for _, tp in joined}
+                last = joined_at
+        return dict(infos)
 
     def wake(self, tp: TopicPartition) -> PartitionFetchInfo:
         """Idle ``tp``'s log changed: it is active again. Returns its fetch data."""
@@ -116,14 +133,20 @@ class SessionPartitions:
         return info
 
     def rest(
-        self, tp: TopicPartition, partition: Partition, marker: int, end: LogOffsetMetadata
+        self,
+        tp: TopicPartition,
+        partition: Partition,
+        marker: int,
+        end: LogOffsetMetadata,
+        replica: Replica | None = None,
     ) -> None:
         """A read sent for active ``tp`` (hosted as ``partition``) found nothing to send, at
-        ``end``, with its log's marker at ``marker``: it is idle. A partition the session no
-        longer holds is left out."""
+        ``end``, with its log's marker at ``marker``: it is idle (``replica``: the fetching
+        follower's, None for a consumer). A partition the session no longer holds is left
+        out."""
         info = self.active.pop(tp, None)
         if info is not None:
-            self.idle[tp] = IdlePartition(partition, marker, end, info)
+            self.idle[tp] = IdlePartition(partition, marker, end, info, replica)
 
     def __repr__(self) -> str:
         return f"SessionPartitions(active={list(self.active)}, idle={list(self.idle)})"

@@ -129,20 +129,24 @@ def test_a_follower_that_stops_fetching_drops_out_of_an_idle_partitions_isr() ->
     assert leader_rm.isr(IDLE) == (leader,)
 
 
-@pytest.mark.parametrize("pause_follower", [False, True])
+@pytest.mark.parametrize("event", ["none", "pause_follower", "move_leader"])
 def test_the_leaders_view_of_its_followers_is_the_same_with_and_without_sessions(
-    pause_follower: bool,
+    event: str,
 ) -> None:
     """Without session slots every fetch is full and reads every partition: the skipped reads
-    and the fetch state recorded for idle partitions must leave the leader's view of its
-    followers (positions, fetch and caught-up times, ISR, high watermark) exactly as that."""
+    and the fetch state recorded for idle partitions (on the follower's replica the session's
+    entry keeps, also across leadership moving away and back) must leave the leader's view of
+    its followers (positions, fetch and caught-up times, ISR, high watermark) exactly as
+    that."""
     views = []
     for slots in (0, 1000):
         cluster, client = make_cluster(slots)
         view = []
         for step in range(8):
-            if step == 3 and pause_follower:
+            if step == 3 and event == "pause_follower":
                 cluster.pause_fetchers(leader_and_follower(cluster, IDLE)[1])
+            if step in (3, 5) and event == "move_leader":
+                cluster.elect_leader(IDLE, leader_and_follower(cluster, IDLE)[1])
             if step % 3 == 0:
                 client.produce(BUSY if step % 2 else IDLE, [b"v"] * (step + 1), acks=1)
             cluster.advance(LAG_MS // 3)

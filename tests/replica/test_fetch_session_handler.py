@@ -67,3 +67,19 @@ def test_an_unchanged_partition_is_not_sent_again_however_it_is_given() -> None:
     assert dict(handler.build(same).to_send) == {}  # the very same fetch data objects
     handler.handle_response(7, Errors.NONE)
     assert dict(handler.build(infos(a=0, b=1)).to_send) == infos(b=1)  # equal ones, and a move
+
+
+def test_build_changed_sends_the_changed_partitions_that_differ_in_their_order() -> None:
+    handler = FetchSessionHandler()
+    first = infos(a=0, b=0, c=0)
+    assert handler.build_changed(first, ()).to_send is first  # no session yet: a full fetch
+    handler.handle_response(7, Errors.NONE)
+    second = {**first, A: PartitionFetchInfo(2, 100), C: PartitionFetchInfo(1, 100)}
+    sent = handler.build_changed(second, [A, B, C])  # b listed, its object unchanged
+    assert sent.metadata == FetchMetadata(7, 1) and sent.forgotten == ()
+    assert list(sent.to_send.items()) == [(A, second[A]), (C, second[C])]
+    handler.handle_response(7, Errors.NONE)
+    again = handler.build_changed(second, ())
+    assert again.metadata == FetchMetadata(7, 2) and dict(again.to_send) == {}
+    handler.handle_error()  # the next fetch is full again, whatever changed
+    assert dict(handler.build_changed(second, ()).to_send) == second

@@ -18,6 +18,7 @@ from replica import (
     ReplicaManager,
     TopicPartition,
 )
+from replica.fetch_session_handler import FetchSessionHandler
 from replica.records import batch_size_in_bytes
 from tests.replica.harness import Cluster, ManualClock
 
@@ -268,3 +269,80 @@ def test_diverging_epoch_values_are_validated() -> None:
         EpochEndOffset(0, -1)
     with pytest.raises(ReplicaArgumentError, match="leader_epoch must be >= 0"):
         EpochEndOffset(-1, 0)
+
+
+def test_incremental_requests_are_those_a_full_diff_builds(follower) -> None:  # type: ignore[no-untyped-def]
+    """The change feed: every request's session part is what diffing its whole fetch data
+    against the last one's finds, through responses with news, errors and back-offs, leader
+    changes, removals, re-adds, a session that fails and one the leader evicted."""
+    broker, fetcher, _ = follower
+    tp2 = TopicPartition("t", 2)
+    broker.become_leader_or_follower({tp2: PartitionState(0, 0, (0, 1), (0, 1))})
+    shadow = FetchSessionHandler()
+    now = 0
+
+    def fetch(response: dict[TopicPartition, FetchPartitionData], **kw: object) -> None:
+        request = fetcher.build_fetch_request(now)
+        assert request is not None
+        expected = shadow.build(dict(request.fetch_infos))
+        got = request.session
+        assert (got.metadata, got.forgotten) == (expected.metadata, expected.forgotten)
+        assert list(got.to_send.items()) == list(expected.to_send.items())
+        fetcher.handle_fetch_response(response, now, session_id=5, **kw)  # type: ignore[arg-type]
+        shadow.handle_response(5, kw.get("error", Errors.NONE))  # type: ignore[arg-type]
+
+    fetch({})
+    fetch({TP1: data(batches=(batch(0, 2),), hw=2, end=2)})
+    fetch({})  # nothing changed: nothing sent
+    fetch({TP: data(batches=(batch(0),), hw=1, end=1), tp2: data(batches=(batch(0),), end=1)})
+    fetch({TP1: data(Errors.NOT_LEADER_OR_FOLLOWER)})  # TP1 backs off: forgotten
+    now = 300
+    fetch({TP: data(batches=(batch(1, 1, epoch=0),), hw=2, end=2)})  # TP1 back in its place
+    fetcher.add_partitions({TP: InitialFetchState(2, 1)})  # a leader change
+    fetch({tp2: data(Errors.FENCED_LEADER_EPOCH)})  # tp2 dropped
+    fetcher.remove_partitions([TP])
+    fetch({}, error=Errors.INVALID_FETCH_SESSION_EPOCH)
+    fetcher.add_partitions({TP: InitialFetchState(2, 1)})
+    fetch({TP1: data(batches=(batch(2),), hw=3, end=3)})
+    fetch({}, error=Errors.FETCH_SESSION_ID_NOT_FOUND)  # the leader evicted the session
+    fetch({TP: data(batches=(batch(2, 1, epoch=1),), hw=3, end=3)})
+    fetch({})
+    request = fetcher.build_fetch_request(now)
+    assert request is not None and request.session.metadata.epoch > 1
+    assert dict(request.session.to_send) == {}
+
+
+def test_a_log_changed_behind_the_fetcher_is_sent_once_told(follower) -> None:  # type: ignore[no-untyped-def]
+    broker, fetcher, _ = follower
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response({TP: data(batches=(batch(0, 3),), hw=3, end=3)}, 0, session_id=5)
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response({}, 0, session_id=5)
+    partition = broker.get_partition(TP)
+    assert partition is not None and partition.log.maybe_increment_log_start_offset(2)
+    fetcher.log_changed([TP, TopicPartition("t", 9)])  # what retention does (unknown: ignored)
+    request = fetcher.build_fetch_request(0)
+    assert request is not None and request.fetch_infos[TP].log_start_offset == 2
+    assert list(request.session.to_send) == [TP]
+
+
+def test_retention_tells_the_fetchers_of_followed_logs() -> None:
+    clock = ManualClock()
+    size = batch(0).size_in_bytes
+    config = BrokerConfig(
+        log_segment_bytes=size, log_retention_bytes=size, log_retention_check_interval_ms=10
+    )
+    broker = ReplicaManager(1, config, clock)
+    broker.become_leader_or_follower({TP: PartitionState(0, 0, (0, 1), (0, 1))})
+    fetcher = broker.replica_fetchers[0]
+    fetcher.build_fetch_request(0)
+    response = {TP: data(batches=(batch(0), batch(1), batch(2)), hw=3, end=3)}
+    fetcher.handle_fetch_response(response, 0, session_id=5)
+    fetcher.build_fetch_request(0)
+    fetcher.handle_fetch_response({}, 0, session_id=5)
+    clock.advance_to(10)
+    broker.advance_clock(10)
+    assert broker.log_start_offset(TP) == 2
+    request = fetcher.build_fetch_request(10)
+    assert request is not None and list(request.session.to_send) == [TP]
+    assert request.fetch_infos[TP].log_start_offset == 2

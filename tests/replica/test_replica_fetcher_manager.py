@@ -165,3 +165,19 @@ def test_paused_and_dropped_fetchers_do_not_wake_the_broker(
     assert _wake_up(manager) is None
     fetcher.add_partitions({TP2: START})  # a dropped fetcher never wakes the broker again
     assert _wake_up(manager) is None
+
+
+def test_ready_fetches_are_the_due_fetchers_requests_in_leader_id_order(
+    manager: ReplicaFetcherManager,
+) -> None:
+    manager.add_fetcher_for_partitions({TP0: (2, START), TP1: (0, START), TP2: (1, START)})
+    fetchers = manager.fetchers
+    fetchers[1].build_fetch_request(0)
+    fetchers[1].handle_fetch_failure(0)  # backs off until 300
+    ready = manager.ready_fetches(10)
+    assert [(f.leader_id, r is f.in_flight) for f, r in ready] == [(0, True), (2, True)]
+    assert manager.ready_fetches(10) == []  # both in flight
+    manager.paused = True
+    assert manager.ready_fetches(300) == []
+    manager.paused = False
+    assert [f.leader_id for f, _ in manager.ready_fetches(300)] == [1]
