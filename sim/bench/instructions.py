@@ -17,6 +17,16 @@ messages, requests and engine events, and instructions per message. It needs val
 the compiled build (``scripts/setup.sh --compiled``): callgrind finds the loop by the compiled
 function's C symbol, :data:`RUN_UNTIL_SYMBOL`. A run takes about 50 times its uncounted time
 (~35 s for the default 1 s).
+
+``--fit`` runs the scenario at the producer rates and ``linger.ms`` values of
+:data:`FIT_GRID`, which vary messages, requests and engine events independently enough, and
+fits, by least squares (:func:`sim.bench.cost_model.fit`),
+
+    instructions = a * messages + b * requests + c * events
+
+the deterministic counterpart of ``python -m sim.bench.cost_model``'s fit of CPU time (whose
+two terms fit instructions only to ~10%: a produce at ``linger.ms`` 0 carries one message and
+its requests cost less; the events term takes that up). About five minutes.
 """
 
 from __future__ import annotations
@@ -29,15 +39,36 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sim.scenario import Scenario, ScenarioError
 
-__all__ = ["RUN_UNTIL_SYMBOL", "InstructionsError", "collected_instructions", "main", "measure"]
+__all__ = [
+    "FIT_GRID",
+    "FIT_TERMS",
+    "RUN_UNTIL_SYMBOL",
+    "InstructionsError",
+    "collected_instructions",
+    "cost_model",
+    "main",
+    "measure",
+]
 
 RUN_UNTIL_SYMBOL = "CPyDef_engine___Simulator___run_until"
 """mypyc's C function for ``sim.core.engine.Simulator.run_until``."""
+
+FIT_GRID: tuple[tuple[float, int], ...] = (
+    (10000.0, 5),
+    (10000.0, 20),
+    (10000.0, 0),
+    (5000.0, 5),
+    (2500.0, 0),
+)
+"""(producer rate in messages per second, ``linger.ms``) of the runs of :func:`cost_model`."""
+
+FIT_TERMS = ("messages", "requests", "events")
+"""The terms :func:`cost_model` fits."""
 
 _COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
 
@@ -132,6 +163,28 @@ def measure(duration: str = "1s", overrides: Sequence[str] = ()) -> dict[str, fl
     }
 
 
+def cost_model(duration: str = "1s") -> dict[str, object]:
+    """Count the instructions of a run at each point of :data:`FIT_GRID` (``duration`` each,
+    see :func:`measure`) and fit them to :data:`FIT_TERMS`; return ``instructions_per_message``,
+    ``instructions_per_request`` and ``instructions_per_event`` (the coefficients),
+    ``r_squared`` and the ``runs``. Raises what :func:`measure` raises."""
+    from sim.bench.cost_model import fit
+
+    rows: list[dict[str, float]] = []
+    for rate, linger_ms in FIT_GRID:
+        overrides = [f"producers[0].rate={rate}", f"producers[0].linger_ms={linger_ms}"]
+        rows.append({"rate": rate, "linger_ms": linger_ms, **measure(duration, overrides)})
+    model = fit(rows, FIT_TERMS, "instructions")
+    return {
+        **{
+            f"instructions_per_{term.removesuffix('s')}": round(coefficient)
+            for term, coefficient in model.coefficients.items()
+        },
+        "r_squared": round(model.r_squared, 5),
+        "runs": rows,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m sim.bench.instructions", description=__doc__.split("\n\n")[0]
@@ -139,13 +192,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", default="1s", help="simulated time, with its unit (1s)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--fit", action="store_true", help="fit instructions per message, request and event"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if options.child:
         print(json.dumps(_child(options.duration, options.overrides)))
         return 0
+    report: Mapping[str, object]
     try:
-        report = measure(options.duration, options.overrides)
+        if options.fit:
+            if options.overrides:
+                parser.error("--fit runs its own grid of rates and linger.ms: no --set")
+            report = cost_model(options.duration)
+        else:
+            report = measure(options.duration, options.overrides)
     except (ScenarioError, InstructionsError) as error:
         print(f"sim.bench.instructions: {error}", file=sys.stderr)
         return 1

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from sim.bench.instructions import (
+    FIT_GRID,
     InstructionsError,
     collected_instructions,
+    cost_model,
     main,
     measure,
 )
@@ -46,3 +48,33 @@ def test_a_run_is_counted_exactly_and_needs_the_compiled_build() -> None:
     assert first == second  # deterministic, to the instruction
     assert first["messages"] > 0 and first["requests"] > 0 and first["events"] > 0
     assert first["instructions_per_message"] == round(first["instructions"] / first["messages"])
+
+
+def test_the_cost_model_fits_each_runs_count_to_its_terms(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[list[str]] = []
+
+    def measure(duration: str, overrides: list[str]) -> dict[str, float]:
+        made.append(overrides)
+        rate = float(overrides[0].split("=")[1])
+        linger = int(overrides[1].split("=")[1])
+        messages, requests = rate, rate / (linger + 1) + 50
+        events = 3 * requests + 100 * linger  # not a combination of the other two
+        instructions = 9_000 * messages + 20_000 * requests + 50_000 * events
+        return {"messages": messages, "requests": requests, "events": events,
+                "instructions": instructions}  # fmt: skip
+
+    monkeypatch.setattr("sim.bench.instructions.measure", measure)
+    model = cost_model("1s")
+    assert len(made) == len(FIT_GRID) and all(len(overrides) == 2 for overrides in made)
+    assert (
+        model["instructions_per_message"],
+        model["instructions_per_request"],
+        model["instructions_per_event"],
+    ) == (9_000, 20_000, 50_000)
+    assert model["r_squared"] == 1.0
+
+
+def test_fit_takes_no_overrides(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--fit", "--set", "cluster.brokers=4"])
+    assert "no --set" in capsys.readouterr().err
