@@ -34,13 +34,14 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from typing import Final
 
 from replica.types import TopicPartition
 from sim.clients.burrow.tracker import CommitPlan
 
 __all__ = ["BatchSchedule"]
 
-_COMPACT_AT = 4096
+_COMPACT_AT: Final = 4096
 """Columns are trimmed once this many entries are no longer needed."""
 
 
