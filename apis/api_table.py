@@ -21,7 +21,7 @@ A row (:class:`Api`) says, for one API key:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
@@ -132,7 +132,7 @@ def _none(_body: Any) -> list[Errors]:
     return []
 
 
-API_TABLE: Mapping[ApiKeys, Api] = {
+API_TABLE: Final[Mapping[ApiKeys, Api]] = {
     api.key: api
     for api in (
         Api(ApiKeys.PRODUCE, "Produce", ProduceRequest, ProduceResponse,
@@ -172,7 +172,7 @@ API_TABLE: Mapping[ApiKeys, Api] = {
 }  # fmt: skip
 """Every API the broker handles, by API key, in key order."""
 
-_BY_BODY: dict[type, Api] = {
+_BY_BODY: Final[dict[type, Api]] = {
     **{api.request: api for api in API_TABLE.values()},
     **{api.response: api for api in API_TABLE.values()},
 }

@@ -10,7 +10,7 @@ fetches (diverging epochs, KIP-595), so only clients send it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, Final, NamedTuple
 
 import attrs
 
@@ -28,7 +28,7 @@ __all__ = [
 
 #: Kafka's ``DEBUGGING_REPLICA_ID``: a tool's request, which any replica answers (not only the
 #: leader).
-DEBUGGING_REPLICA_ID = -2
+DEBUGGING_REPLICA_ID: Final = -2
 
 
 class OffsetForLeaderEpochPartition(NamedTuple):

@@ -58,6 +58,7 @@ import itertools
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
 
 import attrs
 
@@ -99,13 +100,13 @@ _logger = logging.getLogger(__name__)
 
 #: How long a new member's first JoinGroup may stay parked before the member is dropped
 #: (Kafka's ``NewMemberJoinTimeoutMs``): it cannot heartbeat before it has been answered.
-NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+NEW_MEMBER_JOIN_TIMEOUT_MS: Final = 5 * 60 * 1000
 
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_COMPLETING = GroupState.COMPLETING_REBALANCE
-_STABLE = GroupState.STABLE
-_DEAD = GroupState.DEAD
+_EMPTY: Final = GroupState.EMPTY
+_PREPARING: Final = GroupState.PREPARING_REBALANCE
+_COMPLETING: Final = GroupState.COMPLETING_REBALANCE
+_STABLE: Final = GroupState.STABLE
+_DEAD: Final = GroupState.DEAD
 
 
 @attrs.define(frozen=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 import attrs
 
@@ -49,9 +50,9 @@ __all__ = [
 ]
 
 #: The member id of a member that does not have one yet (Kafka's ``UNKNOWN_MEMBER_ID``).
-UNKNOWN_MEMBER_ID = ""
+UNKNOWN_MEMBER_ID: Final = ""
 #: The generation of a commit from outside group management (Kafka's ``NoGeneration``).
-NO_GENERATION = -1
+NO_GENERATION: Final = -1
 
 
 class GroupState(enum.Enum):
@@ -64,13 +65,13 @@ class GroupState(enum.Enum):
     DEAD = "Dead"
 
 
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_COMPLETING = GroupState.COMPLETING_REBALANCE
-_STABLE = GroupState.STABLE
-_DEAD = GroupState.DEAD
+_EMPTY: Final = GroupState.EMPTY
+_PREPARING: Final = GroupState.PREPARING_REBALANCE
+_COMPLETING: Final = GroupState.COMPLETING_REBALANCE
+_STABLE: Final = GroupState.STABLE
+_DEAD: Final = GroupState.DEAD
 
-VALID_PREVIOUS_STATES: Mapping[GroupState, frozenset[GroupState]] = {
+VALID_PREVIOUS_STATES: Final[Mapping[GroupState, frozenset[GroupState]]] = {
     _PREPARING: frozenset({_STABLE, _COMPLETING, _EMPTY}),
     _COMPLETING: frozenset({_PREPARING}),
     _STABLE: frozenset({_COMPLETING}),

@@ -23,6 +23,7 @@ length and raises :class:`~coordinator.errors.CorruptOffsetRecordError` on anyth
 from __future__ import annotations
 
 import struct
+from typing import Final
 
 import attrs
 
@@ -40,11 +41,11 @@ __all__ = [
 ]
 
 #: The key version of a group metadata record (Kafka's ``GroupMetadataKey`` version).
-GROUP_METADATA_KEY_VERSION = 2
-_VALUE_VERSION = 1
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
-_INT64 = struct.Struct(">q")
+GROUP_METADATA_KEY_VERSION: Final = 2
+_VALUE_VERSION: Final = 1
+_INT16: Final = struct.Struct(">h")
+_INT32: Final = struct.Struct(">i")
+_INT64: Final = struct.Struct(">q")
 
 
 @attrs.define(frozen=True)

@@ -9,9 +9,11 @@ on the same partition as it would on a real cluster.
 
 from __future__ import annotations
 
+from typing import Final
+
 __all__ = ["java_string_hash", "partition_for_group"]
 
-_INT_MIN = -(2**31)
+_INT_MIN: Final = -(2**31)
 
 
 def java_string_hash(s: str) -> int:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping
+from typing import Final
 
 import attrs
 from mypy_extensions import mypyc_attr
@@ -68,12 +69,12 @@ __all__ = [
 ]
 
 #: What :meth:`OffsetManager.get_offsets` returns for a partition with no committed offset.
-NO_OFFSET = OffsetAndMetadata(offset=-1)
+NO_OFFSET: Final = OffsetAndMetadata(offset=-1)
 
 #: Called once per commit with the error code of every partition of the commit.
 OffsetCommitCallback = Callable[[dict[TopicPartition, Errors]], None]
 
-_APPEND_ERROR_TO_COMMIT_ERROR = {
+_APPEND_ERROR_TO_COMMIT_ERROR: Final = {
     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
@@ -96,7 +97,7 @@ def commit_error_for_append_error(error: Errors) -> Errors:
 #: groups, in the order the groups were first stored.
 GroupsLoadedCallback = Callable[[dict[str, GroupMetadataValue]], None]
 
-_APPEND_ERROR_TO_STORE_GROUP_ERROR = {
+_APPEND_ERROR_TO_STORE_GROUP_ERROR: Final = {
     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,

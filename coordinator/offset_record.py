@@ -18,6 +18,7 @@ of :mod:`coordinator.group_record`.
 from __future__ import annotations
 
 import struct
+from typing import Final
 
 import attrs
 
@@ -32,11 +33,11 @@ __all__ = [
     "encode_offset_record",
 ]
 
-_KEY_VERSION = 1
-_VALUE_VERSION = 1
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
-_INT64 = struct.Struct(">q")
+_KEY_VERSION: Final = 1
+_VALUE_VERSION: Final = 1
+_INT16: Final = struct.Struct(">h")
+_INT32: Final = struct.Struct(">i")
+_INT64: Final = struct.Struct(">q")
 
 
 @attrs.define(frozen=True)

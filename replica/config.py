@@ -10,15 +10,15 @@ not modelled: the broker-wide values apply to every partition.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import attrs
 
 from replica.config_def import FieldErrors, doc, int_at_least, one_of
 from replica.exceptions import InvalidConfigError
 
-CREATE_TIME = "CreateTime"
-LOG_APPEND_TIME = "LogAppendTime"
+CREATE_TIME: Final = "CreateTime"
+LOG_APPEND_TIME: Final = "LogAppendTime"
 
 
 @attrs.define(frozen=True)

@@ -28,6 +28,7 @@ uses it and may not import ``apis``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 from replica.errors import Errors
 from replica.types import NO_ERROR, PartitionFetchInfo, TopicPartition
@@ -41,14 +42,14 @@ __all__ = [
     "FetchSessionHandler",
 ]
 
-INVALID_SESSION_ID = 0
+INVALID_SESSION_ID: Final = 0
 """The session id of a fetch that has no session (yet)."""
-INITIAL_EPOCH = 0
+INITIAL_EPOCH: Final = 0
 """The epoch of a full fetch that opens a session."""
-FINAL_EPOCH = -1
+FINAL_EPOCH: Final = -1
 """The epoch of a full fetch that wants no session (closing the named one, if any)."""
 
-_MAX_EPOCH = 2**31 - 1
+_MAX_EPOCH: Final = 2**31 - 1
 
 
 class FetchMetadata:

@@ -16,13 +16,14 @@ that is already the latest, the case of nearly every append, is O(1).
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Final
 
 from replica.exceptions import ReplicaArgumentError
 
 #: Kafka's ``UNDEFINED_EPOCH``: no epoch known.
-UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH: Final = -1
 #: Kafka's ``UNDEFINED_EPOCH_OFFSET``: no end offset known.
-UNDEFINED_EPOCH_OFFSET = -1
+UNDEFINED_EPOCH_OFFSET: Final = -1
 
 
 class LeaderEpochCache:

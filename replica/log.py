@@ -49,6 +49,7 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+from typing import Final
 
 from replica.errors import Errors
 from replica.exceptions import ApiError, ReplicaArgumentError, UnexpectedAppendOffsetError
@@ -72,7 +73,7 @@ from replica.types import (
     TopicPartition,
 )
 
-_CHANGE_MARKERS = itertools.count(1)
+_CHANGE_MARKERS: Final = itertools.count(1)
 """Where every log's change markers come from: each change gets a value no other change of any
 log had, so equal markers mean the same log in the same state even across a deleted and
 recreated partition (markers are only compared, never output: determinism is unaffected)."""

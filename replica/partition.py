@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import Final
 
 from replica.config import LOG_APPEND_TIME, BrokerConfig
 from replica.errors import Errors
@@ -52,7 +53,7 @@ from replica.types import (
 )
 
 #: ``leader_id`` of a partition with no known leader (stopped, or a follower told "no leader").
-NO_LEADER = -1
+NO_LEADER: Final = -1
 
 
 class Partition:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from replica.errors import Errors
 from replica.exceptions import ApiError
@@ -61,8 +61,8 @@ __all__ = [
 
 #: Batches remembered per producer for duplicate detection (Kafka's
 #: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: max.in.flight.requests.per.connection <= 5).
-NUM_BATCHES_TO_RETAIN = 5
-_MAX_SEQUENCE = 2**31 - 1
+NUM_BATCHES_TO_RETAIN: Final = 5
+_MAX_SEQUENCE: Final = 2**31 - 1
 
 
 class BatchMetadata(NamedTuple):

@@ -23,21 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import NamedTuple, overload
+from typing import Final, NamedTuple, overload
 
 import attrs
 
 #: Kafka's ``RecordBatch.NO_TIMESTAMP``.
-NO_TIMESTAMP = -1
+NO_TIMESTAMP: Final = -1
 #: Kafka's ``RecordBatch.NO_PRODUCER_ID``: a batch from a producer that is not idempotent.
-NO_PRODUCER_ID = -1
+NO_PRODUCER_ID: Final = -1
 #: Kafka's ``RecordBatch.NO_PRODUCER_EPOCH``.
-NO_PRODUCER_EPOCH = -1
+NO_PRODUCER_EPOCH: Final = -1
 #: Kafka's ``RecordBatch.NO_SEQUENCE``.
-NO_SEQUENCE = -1
-_MAX_SEQUENCE = 2**31 - 1
+NO_SEQUENCE: Final = -1
+_MAX_SEQUENCE: Final = 2**31 - 1
 #: Size of a v2 record batch header (``DefaultRecordBatch.RECORD_BATCH_OVERHEAD``).
-RECORD_BATCH_OVERHEAD = 61
+RECORD_BATCH_OVERHEAD: Final = 61
 
 Header = tuple[str, bytes | None]
 

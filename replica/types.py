@@ -61,18 +61,18 @@ __all__ = [
 ]
 
 #: Kafka's ``FetchRequest.CONSUMER_REPLICA_ID``: the ``replica_id`` of a consumer's fetch.
-CONSUMER_REPLICA_ID = -1
+CONSUMER_REPLICA_ID: Final = -1
 #: Kafka's ``UnifiedLog.UnknownOffset``.
-UNKNOWN_OFFSET = -1
+UNKNOWN_OFFSET: Final = -1
 #: The group coordinator's topic of committed offsets and group metadata (Kafka's
 #: ``Topic.GROUP_METADATA_TOPIC_NAME``); the one place its name is spelled.
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
+GROUP_METADATA_TOPIC_NAME: Final = "__consumer_offsets"
 #: Topics only brokers may append to (``append_messages(internal_topics_allowed=True)``).
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})
+INTERNAL_TOPICS: Final = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})
 #: Kafka's ``ListOffsetsRequest.LATEST_TIMESTAMP``: ask for the end offset.
-LATEST_TIMESTAMP = -1
+LATEST_TIMESTAMP: Final = -1
 #: Kafka's ``ListOffsetsRequest.EARLIEST_TIMESTAMP``: ask for the log start offset.
-EARLIEST_TIMESTAMP = -2
+EARLIEST_TIMESTAMP: Final = -2
 
 
 class TopicPartition:
@@ -193,7 +193,7 @@ class LogOffsetMetadata:
 
 
 #: The position of an offset nobody has reported yet (a follower the leader has not heard from).
-UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(UNKNOWN_OFFSET, UNKNOWN_OFFSET, UNKNOWN_OFFSET)
+UNKNOWN_OFFSET_METADATA: Final = LogOffsetMetadata(UNKNOWN_OFFSET, UNKNOWN_OFFSET, UNKNOWN_OFFSET)
 
 
 class FetchIsolation(enum.Enum):
@@ -349,7 +349,7 @@ class FetchDataInfo:
         )
 
 
-EMPTY_FETCH_DATA_INFO = FetchDataInfo(UNKNOWN_OFFSET_METADATA, (), 0)
+EMPTY_FETCH_DATA_INFO: Final = FetchDataInfo(UNKNOWN_OFFSET_METADATA, (), 0)
 
 
 class LogAppendInfo:

@@ -103,7 +103,7 @@ _STOPPED: Final = ConsumerState.STOPPED  # read once per check: see replica.type
 
 __all__ = ["CommitCallback", "Consumer", "ConsumerRecords"]
 
-_US_PER_MS = 1000
+_US_PER_MS: Final = 1000
 
 
 class Consumer:

@@ -33,6 +33,7 @@ commit) the commit falls due and the application makes it at its next poll
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Final
 
 from apis.offset_commit import (
     OffsetCommitRequest,
@@ -52,7 +53,7 @@ from sim.core.engine import Repeating, Scheduler, every
 
 __all__ = ["AutoCommit", "CommitCallback", "Committer"]
 
-_US_PER_MS = 1000
+_US_PER_MS: Final = 1000
 
 CommitCallback = Callable[[Errors], None]
 """Called once with the commit's outcome (``Errors.NONE`` on success)."""

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Final
 
 from apis.fetch import FetchRequest, FetchResponse
 from replica.errors import Errors
@@ -50,8 +51,8 @@ from sim.core.engine import Scheduler
 
 __all__ = ["ConsumerRecords", "Fetcher"]
 
-_US_PER_MS = 1000
-_METADATA_ERRORS = frozenset(
+_US_PER_MS: Final = 1000
+_METADATA_ERRORS: Final = frozenset(
     {
         Errors.NETWORK_EXCEPTION,
         Errors.NOT_LEADER_OR_FOLLOWER,
@@ -64,7 +65,9 @@ _METADATA_ERRORS = frozenset(
 )
 """Errors after which the leader is looked up again. A broken connection (NETWORK_EXCEPTION)
 counts: the broker may be gone and its partitions led elsewhere."""
-_SESSION_ERRORS = frozenset({Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH})
+_SESSION_ERRORS: Final = frozenset(
+    {Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH}
+)
 """Top-level errors after which the next fetch is full, at once (no back-off)."""
 
 

@@ -67,9 +67,9 @@ from sim.core.engine import Repeating, Scheduler, every
 
 __all__ = ["REJOIN_ERRORS", "TRANSITIONS", "GroupMembership", "MemberEvent", "MemberState"]
 
-_US_PER_MS = 1000
-_JOIN_TIMEOUT_LAPSE_MS = 5000  # Kafka's AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE
-NO_GENERATION = -1
+_US_PER_MS: Final = 1000
+_JOIN_TIMEOUT_LAPSE_MS: Final = 5000  # Kafka's AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE
+NO_GENERATION: Final = -1
 
 REJOIN_ERRORS: Final = frozenset(
     {Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 from replica.errors import Errors
 from sim.clients.consumer_config import ConsumerConfig
@@ -31,9 +31,9 @@ from sim.core.engine import Event, Scheduler
 
 __all__ = ["COORDINATOR_ERRORS", "ConsumerRequests"]
 
-_US_PER_MS = 1000
+_US_PER_MS: Final = 1000
 
-COORDINATOR_ERRORS = frozenset(
+COORDINATOR_ERRORS: Final = frozenset(
     {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NETWORK_EXCEPTION}
 )
 """Errors after which the group's coordinator is looked up again (metadata refresh) before a

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from typing import Final, Protocol, TypeVar
 
 import attrs
 
@@ -442,7 +442,7 @@ ClientEvent = (
     | ConsumerHalted
 )
 
-_BATCHES = (
+_BATCHES: Final = (
     MessagesSent,
     MessagesAcked,
     MessagesDelivered,

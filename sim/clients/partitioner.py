@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Literal
+from typing import Final, Literal
 
 from sim.clients.errors import ClientConfigError
 from sim.core.draws import below_with
@@ -20,8 +20,8 @@ __all__ = ["Partitioner", "PartitionerName", "fnv1a_32"]
 
 PartitionerName = Literal["hash", "round_robin"]
 
-_FNV_OFFSET = 0x811C9DC5
-_FNV_PRIME = 0x01000193
+_FNV_OFFSET: Final = 0x811C9DC5
+_FNV_PRIME: Final = 0x01000193
 
 
 def fnv1a_32(data: bytes) -> int:

@@ -20,6 +20,7 @@ is ``topic:p,p,...`` entries joined by ``;``. Both are deterministic (sorted).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import Final
 
 from replica.types import TopicPartition, canonical_partition
 
@@ -32,7 +33,7 @@ __all__ = [
     "range_assign",
 ]
 
-RANGE = "range"
+RANGE: Final = "range"
 """The protocol (assignor) name a member offers in JoinGroup."""
 
 

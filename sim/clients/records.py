@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Final
 
 from replica.records import NO_TIMESTAMP, Record, RecordColumns, record_size_in_bytes
 
@@ -29,7 +30,7 @@ __all__ = [
     "message_record_sizes",
 ]
 
-MESSAGE_ID_HEADER = "sim-message-id"
+MESSAGE_ID_HEADER: Final = "sim-message-id"
 
 
 @lru_cache(maxsize=4096)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Final, Protocol
 
 from sim.clients.errors import ClientConfigError
 from sim.clients.producer import ArrivalSource
@@ -41,7 +41,7 @@ __all__ = [
     "arrival_times",
 ]
 
-CHUNK = 64
+CHUNK: Final = 64
 """Arrivals drawn per request of the producer (the draws are the same whatever the chunk)."""
 
 

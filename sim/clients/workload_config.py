@@ -10,7 +10,7 @@ interpreted, the driver is compiled.
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Literal
+from typing import ClassVar, Final, Literal
 
 import attrs
 
@@ -22,11 +22,11 @@ __all__ = ["MIN_RATE", "RATE_RULE", "ArrivalKind", "ProducerWorkload", "valid_ra
 
 ArrivalKind = Literal["poisson", "constant"]
 
-MIN_RATE = 1e-6
+MIN_RATE: Final = 1e-6
 """The lowest rate, messages per second (one message in 11.6 days): below about 1e-302 the
 mean gap between arrivals is no longer a finite float."""
 
-RATE_RULE = f"a finite number >= {MIN_RATE} (messages per second)"
+RATE_RULE: Final = f"a finite number >= {MIN_RATE} (messages per second)"
 
 
 def valid_rate(rate: object) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import random
 from statistics import NormalDist
-from typing import Literal
+from typing import Final, Literal
 
 import attrs
 
@@ -31,7 +31,7 @@ from sim.core.draws import (
 
 __all__ = ["MAX_SIGMA", "Constant", "Distribution", "Exponential", "Lognormal", "Uniform"]
 
-MAX_SIGMA = 10
+MAX_SIGMA: Final = 10
 """The largest ``sigma`` of a :class:`Lognormal` (see there why)."""
 
 

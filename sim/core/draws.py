@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from random import Random
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -40,7 +41,7 @@ __all__ = [
     "round_half_even",
 ]
 
-_NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)
+_NV_MAGICCONST: Final = 4 * math.exp(-0.5) / math.sqrt(2.0)
 """Kinderman and Monahan's constant, as ``random`` computes it."""
 
 

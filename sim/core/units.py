@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from decimal import Decimal
+from typing import Final
 
 __all__ = [
     "DURATION_UNITS",
@@ -20,7 +21,7 @@ __all__ = [
     "parse_size",
 ]
 
-DURATION_UNITS: dict[str, int] = {
+DURATION_UNITS: Final[dict[str, int]] = {
     "ns": 1,
     "us": 1_000,
     "µs": 1_000,
@@ -32,7 +33,7 @@ DURATION_UNITS: dict[str, int] = {
 }
 """Nanoseconds per duration unit."""
 
-SIZE_UNITS: dict[str, int] = {
+SIZE_UNITS: Final[dict[str, int]] = {
     "b": 1,
     "kb": 1000,
     "mb": 1000**2,
@@ -43,7 +44,7 @@ SIZE_UNITS: dict[str, int] = {
 }
 """Bytes per size unit (keys lower-case; parsing is case-insensitive)."""
 
-_QUANTITY = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµ]+)\s*")
+_QUANTITY: Final = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµ]+)\s*")
 
 
 class UnitError(ValueError):

@@ -34,14 +34,14 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
 
 __all__ = ["MESSAGES_SCHEMA", "REQUESTS_SCHEMA", "TIMESERIES_SCHEMA", "MetricsRecorder"]
 
-MESSAGES_SCHEMA = pa.schema(
+MESSAGES_SCHEMA: Final = pa.schema(
     [
         ("message_id", pa.int64()),
         ("producer", pa.string()),
@@ -81,7 +81,7 @@ setting (-1 for all; null for a producer never declared with :meth:`MetricsRecor
 retention: not lost). Both are null when the run reported no final logs.
 """
 
-REQUESTS_SCHEMA = pa.schema(
+REQUESTS_SCHEMA: Final = pa.schema(
     [
         ("api", pa.string()),
         ("broker", pa.int32()),
@@ -101,7 +101,7 @@ REQUESTS_SCHEMA = pa.schema(
 (or, for OffsetCommit, its append) waited in that purgatory; null if it never entered it.
 """
 
-TIMESERIES_SCHEMA = pa.schema(
+TIMESERIES_SCHEMA: Final = pa.schema(
     [
         ("time_us", pa.int64()),
         ("source", pa.string()),
@@ -467,7 +467,7 @@ class MetricsRecorder:
         )
 
 
-_NEVER = 2**63 - 1
+_NEVER: Final = 2**63 - 1
 
 
 class _Names:

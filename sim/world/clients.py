@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 from apis.header import ApiKeys
 from apis.request_channel import Request
@@ -52,7 +52,7 @@ from sim.world.transport import SimTransport
 __all__ = ["ClientPort", "ConsumerSlot", "ProducerClient", "start_clients"]
 
 
-_API_VERSIONS = {ApiKeys.JOIN_GROUP: 9}
+_API_VERSIONS: Final = {ApiKeys.JOIN_GROUP: 9}
 """Request versions the clients send where a rule depends on it (Kafka 3.9's consumer sends
 JoinGroup v9: MEMBER_ID_REQUIRED applies from v4); every other request goes as version 0."""
 

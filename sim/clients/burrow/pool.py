@@ -62,7 +62,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from replica.errors import Errors
 from replica.types import TopicPartition
@@ -90,9 +90,9 @@ ProcessFunc = Callable[[MessageInfo, int], tuple[int, bool]]
 """Burrow's ProcessFunc, simulated: given a message and the attempt number (from 0), return
 how long the attempt takes (us, >= 0) and whether it succeeds."""
 
-_US_PER_MS = 1000
-_MAX_BACKOFF_US = 60_000_000
-_INFLIGHT_CHECK_US = 10_000  # how often a rebalance checks for work still in flight
+_US_PER_MS: Final = 1000
+_MAX_BACKOFF_US: Final = 60_000_000
+_INFLIGHT_CHECK_US: Final = 10_000  # how often a rebalance checks for work still in flight
 _T = TypeVar("_T")
 
 

@@ -9,7 +9,8 @@ reaches the job (the batch's arrival, or the time the previous job got into the 
 * it gets into the channel at ``entered = max(t, started[k - Q])``: a full channel holds
   exactly jobs ``k - Q .. k - 1`` and has room once job ``k - Q`` left it (``Q = 0``: the job
   is handed straight to a worker, ``entered = started``);
-* it starts at ``started = max(entered, earliest free worker)`` (a heap of worker free times);
+* it starts at ``started = max(entered, earliest free worker)`` (the workers' free times are
+  a plain list: for a few workers, a scan for the earliest costs less than a heap's calls);
 * it finishes at ``finished = started + duration``;
 * it joins the contiguous processed prefix at ``ready``, the running maximum of ``finished``
   over jobs ``0 .. k`` (every job succeeds, so the prefix only waits for earlier jobs).
@@ -31,16 +32,16 @@ sequence ``k`` is job ``k``; :meth:`commit` marks a prefix committed and forgets
 
 from __future__ import annotations
 
-import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from typing import Final
 
 from replica.types import TopicPartition
 from sim.clients.burrow.tracker import CommitPlan
 
 __all__ = ["BatchSchedule"]
 
-_COMPACT_AT = 4096
+_COMPACT_AT: Final = 4096
 """Columns are trimmed once this many entries are no longer needed."""
 
 
@@ -65,7 +66,7 @@ class BatchSchedule:
     )
 
     def __init__(self, num_workers: int, job_queue_size: int) -> None:
-        self._free = [0] * num_workers  # a heap of the times the workers are free
+        self._free = [0] * num_workers  # the times the workers are free, in no order
         self._queue_size = job_queue_size
         self._base = 0  # job number of column entry 0
         self.committed = 0  # jobs 0 .. committed - 1 are committed
@@ -95,29 +96,44 @@ class BatchSchedule:
         """Schedule one job per column entry, reached by the poll loop from ``now`` on; return
         the time the last one gets into the job channel (the poll loop is blocked until then
         if it is after ``now``). ``now`` must not be before the previous return value."""
+        if not durations:
+            return now
         free, queue_size, started = self._free, self._queue_size, self.started
-        submitted, entered = self.submitted, self.entered
-        finished, ready = self.finished, self.ready
-        behind = len(started) - queue_size  # column entry of job k - Q for the first new job
+        entered, finished, ready = self.entered, self.finished, self.ready
+        first = len(started)
+        behind = first - queue_size  # column entry of job k - Q for the first new job
         t = now
+        waiting = 0  # the new jobs since ``t`` last moved, not in ``entered`` yet
         last_ready = ready[-1] if ready else 0
         for duration in durations:
-            submitted.append(t)
+            worker, soonest = 0, free[0]
+            for w in range(1, len(free)):
+                if free[w] < soonest:
+                    worker, soonest = w, free[w]
             if queue_size:
                 if behind >= 0 and started[behind] > t:
+                    entered += [t] * waiting  # one boxed time for the jobs that entered at t
+                    waiting = 0
                     t = started[behind]
-                start = free[0] if free[0] > t else t
+                start = soonest if soonest > t else t
+                waiting += 1
             else:
-                start = t = free[0] if free[0] > t else t
+                start = t = soonest if soonest > t else t
             behind += 1
-            entered.append(t)
             started.append(start)
             finish = start + duration
-            heapq.heapreplace(free, finish)
+            free[worker] = finish
             finished.append(finish)
             if finish > last_ready:
                 last_ready = finish
             ready.append(last_ready)
+        if queue_size:
+            entered += [t] * waiting
+        else:
+            entered += started[first:]  # handed straight to a worker
+        # The poll loop reaches a job when the one before it got into the channel.
+        self.submitted.append(now)
+        self.submitted += entered[first:-1]
         self.tps += tps
         self.offsets += offsets
         self.message_ids += message_ids
