@@ -451,7 +451,7 @@ class TimingWheel:
     def _find_earliest(self) -> int | None:
         tick = self.tick
         if self._due:
-            return self._tick_time(min(task.deadline for task in self._due))
+            return self._tick_time(_min_deadline(self._due))
         for level, bits in enumerate(self._occupied):
             if bits:
                 index = (bits & -bits).bit_length() - 1
@@ -459,13 +459,24 @@ class TimingWheel:
                     start = ((self._elapsed >> _BITS) << _BITS) | index
                     return start * tick
                 slot = self._levels[level][index]
-                return self._tick_time(min(task.deadline for task in slot))
+                return self._tick_time(_min_deadline(slot))
         return None
 
     def _tick_time(self, deadline: int) -> int:
         """``deadline`` rounded up to the tick: when a task with it runs."""
         tick = self.tick
         return deadline if tick == 1 else -(-deadline // tick) * tick
+
+
+def _min_deadline(slot: _Slot) -> int:
+    """The smallest deadline in non-empty ``slot``: a native loop in the compiled build,
+    where ``min()`` over a generator is a list plus a Python call."""
+    tasks = iter(slot)
+    earliest = next(tasks).deadline
+    for task in tasks:
+        if task.deadline < earliest:
+            earliest = task.deadline
+    return earliest
 
 
 def _check_time(name: str, value: object) -> None:
