@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from mypy_extensions import mypyc_attr
 
@@ -69,19 +69,20 @@ from purgatory.watch_group import WatchGroup
 
 __all__ = ["DelayedOperationPurgatory"]
 
-_PENDING = OperationState.PENDING
+_PENDING: Final = OperationState.PENDING
 
 Op = TypeVar("Op", bound=DelayedOperation)
 
-DEFAULT_GROUP_MIN_KEYS = 8
+DEFAULT_GROUP_MIN_KEYS: Final = 8
 """Operations with at least this many keys are watched as a group (see the module docstring)."""
 
-_RETIRED_GROUPS_MAX = 64
+_RETIRED_GROUPS_MAX: Final = 64
 """Emptied groups kept for reuse per purgatory (see the module docstring)."""
 
-_PLAIN_KEY_TYPES = (tuple, list)
-_SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than with str | bytes
-_UNORDERED_KEY_TYPES = (set, frozenset)
+_PLAIN_KEY_TYPES: Final = (tuple, list)
+# A tuple: isinstance with it is cheaper than with str | bytes.
+_SINGLE_KEY_TYPES: Final = (str, bytes)
+_UNORDERED_KEY_TYPES: Final = (set, frozenset)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)

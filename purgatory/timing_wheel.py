@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from operator import attrgetter
-from typing import TypeVarTuple
+from typing import Final, TypeVarTuple
 
 from mypy_extensions import mypyc_attr
 
@@ -59,14 +59,14 @@ from purgatory.errors import (
 
 __all__ = ["TimerTask", "TimingWheel"]
 
-_BITS = 6  # 64 slots per level
-_SLOTS = 1 << _BITS
-_MASK = _SLOTS - 1
-_DUE = -1  # level number of the slot holding tasks that are due
+_BITS: Final = 6  # 64 slots per level
+_SLOTS: Final = 1 << _BITS
+_MASK: Final = _SLOTS - 1
+_DUE: Final = -1  # level number of the slot holding tasks that are due
 
 _Args = TypeVarTuple("_Args")
 
-_by_deadline = attrgetter("deadline")
+_by_deadline: Final = attrgetter("deadline")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
@@ -131,7 +131,7 @@ class _CallbackTask(TimerTask):
 
 # Allocates a task without calling its __init__: object.__new__ on pure Python, the native
 # allocator in the compiled build (where object.__new__ refuses a native class).
-_new_callback_task = _CallbackTask.__new__
+_new_callback_task: Final = _CallbackTask.__new__
 
 
 class _Slot(dict[TimerTask, None]):
