@@ -487,14 +487,11 @@ class DelayedOperationPurgatory(Generic[Op]):
         """Drop completed operations from ``key``'s list (if it is still that key's list)."""
         if self._watch_lists.get(key) is not watchers:
             return  # cancelled or purged away meanwhile
-        live = _pending(watchers)
-        if len(live) == len(watchers):
-            return
-        self._watched -= len(watchers) - len(live)
-        if live:
-            watchers[:] = live
-        else:
-            del self._watch_lists[key]
+        removed = _drop_done(watchers)
+        if removed:
+            self._watched -= removed
+            if not watchers:
+                del self._watch_lists[key]
 
     def _add_group(self, keys: tuple[Hashable, ...]) -> WatchGroup[Op]:
         group: WatchGroup[Op] = WatchGroup(keys, self._watch_count)
@@ -530,20 +527,16 @@ class DelayedOperationPurgatory(Generic[Op]):
         it if none is left."""
         if group.dropped:
             return
-        watchers = group.operations
-        live = _pending(watchers)
-        if len(live) == len(watchers):
-            return
-        self._watched -= (len(watchers) - len(live)) * len(group.keys)
-        if live:
-            watchers[:] = live
-        else:
-            self._retire(group)
+        removed = _drop_done(group.operations)
+        if removed:
+            self._watched -= removed * len(group.keys)
+            if not group.operations:
+                self._retire(group)
 
     def _retire(self, group: WatchGroup[Op]) -> None:
-        """Keep emptied ``group`` for the next operation with its keys (see the module
-        docstring); drop the longest retired group beyond ``_RETIRED_GROUPS_MAX``."""
-        group.operations = []  # a new list, as in _drop_group
+        """Keep emptied ``group`` (its list emptied in place) for the next operation with its
+        keys (see the module docstring); drop the longest retired group beyond
+        ``_RETIRED_GROUPS_MAX``."""
         retired = self._retired
         retired[group] = None
         if len(retired) > _RETIRED_GROUPS_MAX:
@@ -588,6 +581,20 @@ def _live_since(groups: Iterable[WatchGroup[Op]], since: int) -> list[WatchGroup
 
 def _by_order(group: WatchGroup[Op]) -> int:
     return group.order
+
+
+def _drop_done(watchers: list[Op]) -> int:
+    """Drop the operations no longer pending from ``watchers``, in place and in order (no
+    check may be walking it); return how many went. Allocates nothing when none went."""
+    kept = 0
+    for operation in watchers:
+        if operation._state is _PENDING:
+            watchers[kept] = operation
+            kept += 1
+    removed = len(watchers) - kept
+    if removed:
+        del watchers[kept:]
+    return removed
 
 
 def _pending(operations: Iterable[Op]) -> list[Op]:
