@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Hashable, Mapping
-from typing import Protocol
+from typing import Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
@@ -77,12 +77,11 @@ TRANSITIONS: Mapping[OperationState, frozenset[OperationState]] = {
 """The states each state may move to: out of PENDING once, then never again. The methods below
 make exactly these moves (``tests/purgatory/test_delayed_operation.py`` checks them)."""
 
-_PENDING = OperationState.PENDING
-_COMPLETED = OperationState.COMPLETED
-_EXPIRED = OperationState.EXPIRED
-_CANCELLED = OperationState.CANCELLED
-
-_leave_timer = TimerTask.cancel  # the timer-only removal (TimerTask.cancel, not the override)
+# Final: the compiled build reads them from C statics, not from the module's dict.
+_PENDING: Final = OperationState.PENDING
+_COMPLETED: Final = OperationState.COMPLETED
+_EXPIRED: Final = OperationState.EXPIRED
+_CANCELLED: Final = OperationState.CANCELLED
 
 # The operation classes _check_type() accepted, each checked once (see the module docstring).
 # A set, not a flag on each class: compiled, a class-body flag would be a per-instance field.
@@ -177,7 +176,7 @@ class DelayedOperation(TimerTask):
         """The completion that follows the move out of PENDING: leave the timer, wake a
         waiter, run on_complete."""
         if self._slot is not None:  # not when it expired: the wheel took it out already
-            _leave_timer(self)
+            TimerTask.cancel(self)  # the timer entry only (a direct call, compiled)
         if self._waiter is not None:
             self._waiter()
         self.on_complete()
@@ -234,7 +233,7 @@ class DelayedOperation(TimerTask):
         """Mark the operation cancelled and take it out of the timer (its watch lists are the
         purgatory's business): no completion will ever run."""
         self._state = _CANCELLED
-        _leave_timer(self)
+        TimerTask.cancel(self)
         if self._waiter is not None:
             self._waiter()
 

@@ -14,9 +14,11 @@ share a large key set (a follower fetching the same partitions, a produce to the
 partitions), and costs a group object when key sets never repeat. ``watched`` counts one entry
 per (operation, key) either way. A group whose operations have all completed when one of its
 keys is checked is *retired*, not forgotten: it stays indexed, empty, and the next operation
-with the same keys revives it (moved last in each key's order of groups, where a new group
-would go), so a key set that keeps coming back (a follower's fetch session) is indexed once,
-not once per operation. An empty group is invisible to every method; at most
+with the same keys revives it, so a key set that keeps coming back (a follower's fetch
+session) is indexed once, not once per operation. A key's groups are tried in the order they
+were made or last revived (each group records the watch count of that moment,
+``WatchGroup.order``), so a revived group comes last, where a new group would go, and reviving
+does not touch the index. An empty group is invisible to every method; at most
 ``_RETIRED_GROUPS_MAX`` are kept, the longest retired dropped first. A completed operation
 leaves a key's list when that key is
 checked, and a group's lists when any of its keys is checked; otherwise it lingers until a
@@ -47,7 +49,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from mypy_extensions import mypyc_attr
 
@@ -67,19 +69,20 @@ from purgatory.watch_group import WatchGroup
 
 __all__ = ["DelayedOperationPurgatory"]
 
-_PENDING = OperationState.PENDING
+_PENDING: Final = OperationState.PENDING
 
 Op = TypeVar("Op", bound=DelayedOperation)
 
-DEFAULT_GROUP_MIN_KEYS = 8
+DEFAULT_GROUP_MIN_KEYS: Final = 8
 """Operations with at least this many keys are watched as a group (see the module docstring)."""
 
-_RETIRED_GROUPS_MAX = 64
+_RETIRED_GROUPS_MAX: Final = 64
 """Emptied groups kept for reuse per purgatory (see the module docstring)."""
 
-_PLAIN_KEY_TYPES = (tuple, list)
-_SINGLE_KEY_TYPES = (str, bytes)  # a tuple: isinstance with it is cheaper than with str | bytes
-_UNORDERED_KEY_TYPES = (set, frozenset)
+_PLAIN_KEY_TYPES: Final = (tuple, list)
+# A tuple: isinstance with it is cheaper than with str | bytes.
+_SINGLE_KEY_TYPES: Final = (str, bytes)
+_UNORDERED_KEY_TYPES: Final = (set, frozenset)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
@@ -184,7 +187,7 @@ class DelayedOperationPurgatory(Generic[Op]):
             listed = list(self._watch_lists.get(key, ()))
         except TypeError:
             raise InvalidKeysError(f"key must be hashable, got {key!r}") from None
-        for group in self._groups_by_key.get(key, {}):
+        for group in _live_since(self._groups_by_key.get(key, {}), 0):
             listed += [op for op in group.operations for _ in range(group.keys.count(key))]
         return listed
 
@@ -302,7 +305,8 @@ class DelayedOperationPurgatory(Generic[Op]):
         if group is None:
             group = self._add_group(group_keys)
         elif not group.operations:
-            self._revive(group)
+            del self._retired[group]  # revived: tried after the groups made or revived so far
+            group.order = self._watch_count
         group.operations.append(operation)
         operation._watched_under = group
 
@@ -329,11 +333,12 @@ class DelayedOperationPurgatory(Generic[Op]):
             if watchers is not None:
                 completed += _try_each(watchers, key)
             if groups is not None:
-                seen: set[WatchGroup[Op]] = set()
-                # A retired group is skipped until a callback revives it (as a new group).
-                while fresh := [g for g in groups if g.operations and g not in seen]:
+                # Then the groups made or revived by callbacks meanwhile (a retired group is
+                # skipped until revived): a walked group is never revived during the walk.
+                since = 0
+                while fresh := _live_since(groups, since):
+                    since = self._watch_count
                     for group in fresh:
-                        seen.add(group)
                         walked.append(group)
                         completed += _try_each(group.operations, key)
         finally:
@@ -362,10 +367,12 @@ class DelayedOperationPurgatory(Generic[Op]):
         if watchers is not None:
             self._watched -= len(watchers)
             cancelled += watchers
-        for group in list(groups or ()):
-            self._watched -= group.entries()
-            cancelled += group.operations
-            self._drop_group(group)
+        if groups is not None:
+            for group in _live_since(groups, 0):
+                cancelled += group.operations
+            for group in list(groups):
+                self._watched -= group.entries()
+                self._drop_group(group)
         pending = _pending(dict.fromkeys(cancelled))
         for operation in pending:
             operation._cancel_without_completing()
@@ -480,17 +487,14 @@ class DelayedOperationPurgatory(Generic[Op]):
         """Drop completed operations from ``key``'s list (if it is still that key's list)."""
         if self._watch_lists.get(key) is not watchers:
             return  # cancelled or purged away meanwhile
-        live = _pending(watchers)
-        if len(live) == len(watchers):
-            return
-        self._watched -= len(watchers) - len(live)
-        if live:
-            watchers[:] = live
-        else:
-            del self._watch_lists[key]
+        removed = _drop_done(watchers)
+        if removed:
+            self._watched -= removed
+            if not watchers:
+                del self._watch_lists[key]
 
     def _add_group(self, keys: tuple[Hashable, ...]) -> WatchGroup[Op]:
-        group: WatchGroup[Op] = WatchGroup(keys)
+        group: WatchGroup[Op] = WatchGroup(keys, self._watch_count)
         self._groups[keys] = group
         by_key = self._groups_by_key
         for key in group.unique_keys:
@@ -523,35 +527,20 @@ class DelayedOperationPurgatory(Generic[Op]):
         it if none is left."""
         if group.dropped:
             return
-        watchers = group.operations
-        live = _pending(watchers)
-        if len(live) == len(watchers):
-            return
-        self._watched -= (len(watchers) - len(live)) * len(group.keys)
-        if live:
-            watchers[:] = live
-        else:
-            self._retire(group)
+        removed = _drop_done(group.operations)
+        if removed:
+            self._watched -= removed * len(group.keys)
+            if not group.operations:
+                self._retire(group)
 
     def _retire(self, group: WatchGroup[Op]) -> None:
-        """Keep emptied ``group`` for the next operation with its keys (see the module
-        docstring); drop the longest retired group beyond ``_RETIRED_GROUPS_MAX``."""
-        group.operations = []  # a new list, as in _drop_group
+        """Keep emptied ``group`` (its list emptied in place) for the next operation with its
+        keys (see the module docstring); drop the longest retired group beyond
+        ``_RETIRED_GROUPS_MAX``."""
         retired = self._retired
         retired[group] = None
         if len(retired) > _RETIRED_GROUPS_MAX:
             self._drop_group(next(iter(retired)))
-
-    def _revive(self, group: WatchGroup[Op]) -> None:
-        """Use retired ``group`` again, last among the groups of each of its keys: where
-        :meth:`_add_group` would put a new one, so the order operations are tried in is the
-        same as if it had been dropped and made again."""
-        del self._retired[group]
-        by_key = self._groups_by_key
-        for key in group.unique_keys:
-            groups = by_key[key]
-            del groups[group]
-            groups[group] = None
 
     def _maybe_purge(self) -> None:
         """Purge when more than ``purge_interval`` watched operations are no longer delayed."""
@@ -579,6 +568,33 @@ def _try_each(watchers: list[Op], key: Hashable) -> int:
 def _any_watched(groups: Iterable[WatchGroup[Op]]) -> bool:
     """Whether any of ``groups`` holds an operation (is not retired)."""
     return any(group.operations for group in groups)  # a loop in the compiled build
+
+
+def _live_since(groups: Iterable[WatchGroup[Op]], since: int) -> list[WatchGroup[Op]]:
+    """The groups of ``groups`` holding operations, made or revived at watch count ``since``
+    or later, in the order they were (see the module docstring)."""
+    live = [group for group in groups if group.operations and group.order >= since]
+    if len(live) > 1:
+        live.sort(key=_by_order)
+    return live
+
+
+def _by_order(group: WatchGroup[Op]) -> int:
+    return group.order
+
+
+def _drop_done(watchers: list[Op]) -> int:
+    """Drop the operations no longer pending from ``watchers``, in place and in order (no
+    check may be walking it); return how many went. Allocates nothing when none went."""
+    kept = 0
+    for operation in watchers:
+        if operation._state is _PENDING:
+            watchers[kept] = operation
+            kept += 1
+    removed = len(watchers) - kept
+    if removed:
+        del watchers[kept:]
+    return removed
 
 
 def _pending(operations: Iterable[Op]) -> list[Op]:

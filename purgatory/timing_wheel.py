@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from operator import attrgetter
-from typing import TypeVarTuple
+from typing import Final, TypeVarTuple
 
 from mypy_extensions import mypyc_attr
 
@@ -59,14 +59,14 @@ from purgatory.errors import (
 
 __all__ = ["TimerTask", "TimingWheel"]
 
-_BITS = 6  # 64 slots per level
-_SLOTS = 1 << _BITS
-_MASK = _SLOTS - 1
-_DUE = -1  # level number of the slot holding tasks that are due
+_BITS: Final = 6  # 64 slots per level
+_SLOTS: Final = 1 << _BITS
+_MASK: Final = _SLOTS - 1
+_DUE: Final = -1  # level number of the slot holding tasks that are due
 
 _Args = TypeVarTuple("_Args")
 
-_by_deadline = attrgetter("deadline")
+_by_deadline: Final = attrgetter("deadline")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (compiled build)
@@ -131,7 +131,7 @@ class _CallbackTask(TimerTask):
 
 # Allocates a task without calling its __init__: object.__new__ on pure Python, the native
 # allocator in the compiled build (where object.__new__ refuses a native class).
-_new_callback_task = _CallbackTask.__new__
+_new_callback_task: Final = _CallbackTask.__new__
 
 
 class _Slot(dict[TimerTask, None]):
@@ -451,7 +451,7 @@ class TimingWheel:
     def _find_earliest(self) -> int | None:
         tick = self.tick
         if self._due:
-            return self._tick_time(min(task.deadline for task in self._due))
+            return self._tick_time(_min_deadline(self._due))
         for level, bits in enumerate(self._occupied):
             if bits:
                 index = (bits & -bits).bit_length() - 1
@@ -459,13 +459,24 @@ class TimingWheel:
                     start = ((self._elapsed >> _BITS) << _BITS) | index
                     return start * tick
                 slot = self._levels[level][index]
-                return self._tick_time(min(task.deadline for task in slot))
+                return self._tick_time(_min_deadline(slot))
         return None
 
     def _tick_time(self, deadline: int) -> int:
         """``deadline`` rounded up to the tick: when a task with it runs."""
         tick = self.tick
         return deadline if tick == 1 else -(-deadline // tick) * tick
+
+
+def _min_deadline(slot: _Slot) -> int:
+    """The smallest deadline in non-empty ``slot``: a native loop in the compiled build,
+    where ``min()`` over a generator is a list plus a Python call."""
+    tasks = iter(slot)
+    earliest = next(tasks).deadline
+    for task in tasks:
+        if task.deadline < earliest:
+            earliest = task.deadline
+    return earliest
 
 
 def _check_time(name: str, value: object) -> None:

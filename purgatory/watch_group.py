@@ -23,18 +23,20 @@ class WatchGroup(Generic[Op]):
     """Operations watched under ``keys`` (duplicates kept, each counts), in watch order.
 
     ``unique_keys`` are the distinct keys, in first-seen order: the keys the group is indexed
-    under. A group with no operations is *retired*: kept by the purgatory for the next
-    operation with the same keys. ``dropped`` becomes True when the purgatory forgets the
-    group (a cancel or a purge emptied it, a key of it was cancelled, or it was retired the
-    longest); a dropped group is never used again. Groups hash by identity.
+    under. ``order`` is the purgatory's watch count when the group was made or last revived:
+    a key's groups are tried in that order. A group with no operations is *retired*: kept by
+    the purgatory for the next operation with the same keys. ``dropped`` becomes True when the
+    purgatory forgets the group (a cancel or a purge emptied it, a key of it was cancelled, or
+    it was retired the longest); a dropped group is never used again. Groups hash by identity.
     """
 
-    __slots__ = ("dropped", "keys", "operations", "unique_keys")
+    __slots__ = ("dropped", "keys", "operations", "order", "unique_keys")
 
-    def __init__(self, keys: tuple[Hashable, ...]) -> None:
+    def __init__(self, keys: tuple[Hashable, ...], order: int = 0) -> None:
         self.keys = keys
         self.unique_keys = keys if len(keys) == 1 else tuple(dict.fromkeys(keys))
         self.operations: list[Op] = []
+        self.order = order
         self.dropped = False
 
     def entries(self) -> int:

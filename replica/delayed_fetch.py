@@ -108,9 +108,9 @@ class DelayedFetch(DelayedOperation):
         self._fetch_status = fetch_status
         self._replica_manager = replica_manager
         self._response_callback = response_callback
-        # Each partition's available bytes (capped at its max_bytes) at its last check (0 if
-        # never checked), and their sum: set by the first full try (None before it), then
-        # kept up to date per key.
+        # Each partition's available bytes (capped at its max_bytes) at its last check (no
+        # entry: 0, never checked or none then), and their sum: set by the first full try
+        # (None before it), then kept up to date per key.
         self._available: dict[TopicPartition, int] | None = None
         self._accumulated = 0
 
@@ -180,8 +180,10 @@ class DelayedFetch(DelayedOperation):
                 share = min(end_offset.position_diff(fetch_offset), fetch_info.max_bytes)
         available = self._available
         assert available is not None  # set by the first full try
-        self._accumulated += share - available.get(tp, 0)
-        available[tp] = share
+        previous = available.get(tp, 0)
+        if share != previous:  # a share of 0 is kept as no entry: no insert for it
+            self._accumulated += share - previous
+            available[tp] = share
         return self._accumulated >= self._params.min_bytes
 
     def on_complete(self) -> None:

@@ -102,11 +102,13 @@ class DelayedProduce(DelayedOperation):
             if not status.acks_pending:
                 continue
             partition = self._replica_manager.partition_or_error(tp)
-            if isinstance(partition, Errors):
-                done, error = True, partition
-            else:
+            # Tested against the native class: isinstance with the Errors enum is a Python
+            # call (its metaclass's __instancecheck__).
+            if isinstance(partition, Partition):
                 done, error = partition.check_enough_replicas_reach_offset(status.required_offset)
                 done = done or error is not NO_ERROR
+            else:
+                done, error = True, partition
             if done:
                 status.acks_pending = False
                 status.error = error
