@@ -134,9 +134,8 @@ class FetchSessionHandler:
         as it is: the caller must not change it afterwards)."""
         infos = fetch_infos if isinstance(fetch_infos, dict) else dict(fetch_infos)
         metadata = self._metadata
-        previous = self._session_partitions
-        self._session_partitions = infos
-        if metadata.is_full:
+        previous = self._take_as_sent(infos)
+        if previous is None:
             return FetchRequestData(metadata, infos, ())
         to_send: dict[TopicPartition, PartitionFetchInfo] = {}
         kept = 0  # partitions of ``previous`` fetched again
@@ -165,9 +164,8 @@ class FetchSessionHandler:
         change feed). Fetch data is compared by identity: the caller keeps the object of a
         partition whose fetch data did not change (an equal new one is sent again)."""
         metadata = self._metadata
-        previous = self._session_partitions
-        self._session_partitions = fetch_infos
-        if metadata.is_full:
+        previous = self._take_as_sent(fetch_infos)
+        if previous is None:
             return FetchRequestData(metadata, fetch_infos, ())
         to_send: dict[TopicPartition, PartitionFetchInfo] = {}
         for tp in changed:
@@ -175,6 +173,15 @@ class FetchSessionHandler:
             if previous.get(tp) is not info:
                 to_send[tp] = info
         return FetchRequestData(metadata, to_send, ())
+
+    def _take_as_sent(
+        self, infos: dict[TopicPartition, PartitionFetchInfo]
+    ) -> dict[TopicPartition, PartitionFetchInfo] | None:
+        """Take ``infos`` as the partitions of the fetch being built; return the last fetch's,
+        or None when this fetch is full (it carries all of ``infos``)."""
+        previous = self._session_partitions
+        self._session_partitions = infos
+        return None if self._metadata.is_full else previous
 
     def handle_response(self, session_id: int, error: Errors) -> bool:
         """The broker answered the last fetch with top-level ``error`` in session
