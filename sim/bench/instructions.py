@@ -19,14 +19,17 @@ function's C symbol, :data:`RUN_UNTIL_SYMBOL`. A run takes about 50 times its un
 (~35 s for the default 1 s).
 
 ``--fit`` runs the scenario at the producer rates and ``linger.ms`` values of
-:data:`FIT_GRID`, which vary messages, requests and engine events independently enough, and
-fits, by least squares (:func:`sim.bench.cost_model.fit`),
+:data:`FIT_GRID`, which vary messages and engine events independently, and fits, by least
+squares (:func:`sim.bench.cost_model.fit`),
 
-    instructions = a * messages + b * requests + c * events
+    instructions = a * messages + b * events
 
-the deterministic counterpart of ``python -m sim.bench.cost_model``'s fit of CPU time (whose
-two terms fit instructions only to ~10%: a produce at ``linger.ms`` 0 carries one message and
-its requests cost less; the events term takes that up). About five minutes.
+the deterministic counterpart of ``python -m sim.bench.cost_model``'s fit of CPU time to
+messages and requests. Counted in instructions, requests fit badly (~10% off: a produce at
+``linger.ms`` 0 carries one message and costs less than one carrying many), engine events fit
+to ~1% (a request is about four of them: its arrival, the handler's finish, the response's
+arrival, and a client's timer or wake-up), and with both the fit is degenerate (they are
+nearly proportional). About five minutes.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ FIT_GRID: tuple[tuple[float, int], ...] = (
 )
 """(producer rate in messages per second, ``linger.ms``) of the runs of :func:`cost_model`."""
 
-FIT_TERMS = ("messages", "requests", "events")
+FIT_TERMS = ("messages", "events")
 """The terms :func:`cost_model` fits."""
 
 _COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
@@ -165,9 +168,9 @@ def measure(duration: str = "1s", overrides: Sequence[str] = ()) -> dict[str, fl
 
 def cost_model(duration: str = "1s") -> dict[str, object]:
     """Count the instructions of a run at each point of :data:`FIT_GRID` (``duration`` each,
-    see :func:`measure`) and fit them to :data:`FIT_TERMS`; return ``instructions_per_message``,
-    ``instructions_per_request`` and ``instructions_per_event`` (the coefficients),
-    ``r_squared`` and the ``runs``. Raises what :func:`measure` raises."""
+    see :func:`measure`) and fit them to :data:`FIT_TERMS`; return ``instructions_per_message``
+    and ``instructions_per_event`` (the coefficients), ``r_squared`` and the ``runs``. Raises
+    what :func:`measure` raises."""
     from sim.bench.cost_model import fit
 
     rows: list[dict[str, float]] = []
@@ -193,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
-        "--fit", action="store_true", help="fit instructions per message, request and event"
+        "--fit", action="store_true", help="fit instructions per message and per engine event"
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
